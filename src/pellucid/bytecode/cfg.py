@@ -1,0 +1,246 @@
+"""Basic blocks of a neutral instruction list, with dominators, post-dominators and loops.
+
+Normal-flow edges (fall-through and jumps) and exception edges (block -> its handler) are kept
+apart: structuring follows normal flow, and exception regions are read off each block's handler.
+"""
+from typing import Dict, List, Optional, Set
+
+from pellucid.bytecode.instruction import CONDITIONAL_JUMPS, Handler, Instr
+
+_NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP", "UNSUPPORTED_END"})
+
+
+class Block:
+    """A maximal run of instructions entered only at its first one and sharing one handler."""
+
+    __slots__ = ("id", "start", "end", "instrs", "succs", "preds", "handler", "jump", "fallthrough")
+
+    def __init__(self, bid: int, start: int, end: int, instrs: List[Instr]) -> None:
+        self.id = bid
+        self.start = start  # index of the first instruction
+        self.end = end  # one past the last instruction
+        self.instrs = instrs
+        self.succs: List["Block"] = []
+        self.preds: List["Block"] = []
+        self.handler: Optional[Handler] = instrs[0].handler if instrs else None
+        self.jump: Optional["Block"] = None  # target of the final jump, if any
+        self.fallthrough: Optional["Block"] = None
+
+    @property
+    def last(self) -> Instr:
+        return self.instrs[-1]
+
+    def __repr__(self) -> str:
+        return "B%d[%d:%d]" % (self.id, self.start, self.end)
+
+
+class CFG:
+    """The control-flow graph of one code object's neutral instructions.
+
+    >>> from pellucid.bytecode.normalize import normalize
+    >>> def f(x):
+    ...     if x: return 1
+    ...     return 2
+    >>> len(CFG(normalize(f.__code__)).blocks)
+    3
+    """
+
+    def __init__(self, instrs: List[Instr]) -> None:
+        self.instrs = instrs
+        self.blocks: List[Block] = []
+        self.block_at: Dict[int, Block] = {}
+        self._build()
+        self.handler_blocks: Set[Block] = {self.block_at[b.handler.target] for b in self.blocks
+                                           if b.handler is not None and b.handler.target in self.block_at}
+        self.ipdom: Dict[Block, Optional[Block]] = {}
+        self.idom: Dict[Block, Optional[Block]] = {}
+        self._post_dominators()
+        self._dominators()
+
+    # -- construction -------------------------------------------------------------------------
+    def _build(self) -> None:
+        ins = self.instrs
+        n = len(ins)
+        leaders = {0}
+        for k, x in enumerate(ins):
+            if x.target is not None:
+                leaders.add(x.target)
+                leaders.add(k + 1)
+            if x.op in _NO_FALLTHROUGH:
+                leaders.add(k + 1)
+            if x.handler is not None:
+                leaders.add(x.handler.target)
+            if k > 0 and ins[k - 1].handler != x.handler:
+                leaders.add(k)
+        starts = sorted(s for s in leaders if 0 <= s < n)
+        for bid, s in enumerate(starts):
+            e = starts[bid + 1] if bid + 1 < len(starts) else n
+            b = Block(bid, s, e, ins[s:e])
+            self.blocks.append(b)
+            self.block_at[s] = b
+        for b in self.blocks:
+            last = b.last
+            if last.target is not None and last.target in self.block_at:
+                b.jump = self.block_at[last.target]
+            if last.op not in _NO_FALLTHROUGH and b.end in self.block_at:
+                b.fallthrough = self.block_at[b.end]
+            for s in (b.fallthrough, b.jump):
+                if s is not None and s not in b.succs:
+                    b.succs.append(s)
+                    s.preds.append(b)
+
+    # -- dominance ----------------------------------------------------------------------------
+    def _post_dominators(self) -> None:
+        """Immediate post-dominators over normal edges; ``None`` means the function exit."""
+        exit_node = None
+        order = self._reverse_postorder_to_exit()
+        rank = {b: k for k, b in enumerate(order)}
+        ipdom: Dict[Block, Optional[Block]] = {}
+        EXIT = "exit"
+        ip: Dict[Block, object] = {}
+        for b in order:
+            if not b.succs:
+                ip[b] = EXIT
+
+        def intersect(a: object, c: object) -> object:
+            while a is not c:
+                while a is not EXIT and c is not EXIT and rank[a] > rank[c]:  # type: ignore[index]
+                    a = ip[a]  # type: ignore[index]
+                while a is not EXIT and c is not EXIT and rank[c] > rank[a]:  # type: ignore[index]
+                    c = ip[c]  # type: ignore[index]
+                if a is EXIT or c is EXIT:
+                    return EXIT
+            return a
+
+        changed = True
+        while changed:
+            changed = False
+            for b in order:
+                if not b.succs:
+                    continue
+                new: object = None
+                for s in b.succs:
+                    if s in ip:
+                        new = s if new is None else intersect(new, s)
+                if new is not None and ip.get(b) is not new:
+                    ip[b] = new
+                    changed = True
+        for b in self.blocks:
+            v = ip.get(b)
+            ipdom[b] = None if v is EXIT or v is None else v  # type: ignore[assignment]
+        self.ipdom = ipdom
+        self.reaches_exit = set(ip)
+        del exit_node
+
+    def _reverse_postorder_to_exit(self) -> List[Block]:
+        """Blocks ordered so that post-dominators come before what they post-dominate."""
+        seen: Set[Block] = set()
+        order: List[Block] = []
+        exits = [b for b in self.blocks if not b.succs]
+        for root in exits:
+            stack = [(root, iter(root.preds))]
+            seen.add(root)
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    order.append(node)
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(nxt.preds)))
+        order.reverse()
+        return order
+
+    def _dominators(self) -> None:
+        roots = [self.blocks[0]] + [b for b in self.handler_blocks if b is not self.blocks[0]]
+        order: List[Block] = []
+        seen: Set[Block] = set()
+        for r in roots:
+            if r in seen:
+                continue
+            seen.add(r)
+            stack = [(r, iter(r.succs))]
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    order.append(node)
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(nxt.succs)))
+        order.reverse()
+        rank = {b: k for k, b in enumerate(order)}
+        ROOT = "root"
+        idom: Dict[Block, object] = {r: ROOT for r in roots}
+
+        def intersect(a: object, c: object) -> object:
+            while a is not c:
+                while a is not ROOT and c is not ROOT and rank[a] > rank[c]:  # type: ignore[index]
+                    a = idom[a]  # type: ignore[index]
+                while a is not ROOT and c is not ROOT and rank[c] > rank[a]:  # type: ignore[index]
+                    c = idom[c]  # type: ignore[index]
+                if a is ROOT or c is ROOT:
+                    return ROOT
+            return a
+
+        changed = True
+        while changed:
+            changed = False
+            for b in order:
+                if b in roots:
+                    continue
+                new: object = None
+                for p in b.preds:
+                    if p in idom:
+                        new = p if new is None else intersect(new, p)
+                if new is not None and idom.get(b) is not new:
+                    idom[b] = new
+                    changed = True
+        self.idom = {b: (None if v is ROOT else v) for b, v in idom.items()}  # type: ignore[misc]
+        self.rank = rank
+
+    def dominates(self, a: Block, b: Block) -> bool:
+        """Whether every path from the entry to ``b`` passes ``a``."""
+        node: Optional[Block] = b
+        while node is not None:
+            if node is a:
+                return True
+            node = self.idom.get(node)
+        return False
+
+    # -- loops ----------------------------------------------------------------------------------
+    def loop_body(self, header: Block) -> Set[Block]:
+        """Blocks of the natural loop(s) headed by ``header`` (empty if it heads none)."""
+        latches = [p for p in header.preds if self.dominates(header, p)]
+        body: Set[Block] = {header}
+        work = list(latches)
+        while work:
+            b = work.pop()
+            if b in body:
+                continue
+            body.add(b)
+            work.extend(b.preds)
+        return body if latches else set()
+
+    def is_loop_header(self, b: Block) -> bool:
+        return any(self.dominates(b, p) for p in b.preds)
+
+    def common_pdom(self, a: Optional[Block], b: Optional[Block]) -> Optional[Block]:
+        """Nearest block post-dominating both (``None``: only the function exit does)."""
+        seen = []
+        node = a
+        while node is not None:
+            seen.append(node)
+            node = self.ipdom.get(node)
+        node = b
+        while node is not None:
+            if node in seen:
+                return node
+            node = self.ipdom.get(node)
+        return None
+
+
+def is_conditional(ins: Instr) -> bool:
+    return ins.op in CONDITIONAL_JUMPS

@@ -1,0 +1,101 @@
+"""Which exception handler covers each instruction — one model for every CPython version.
+
+3.11+ stores this in the code object's exception table.  3.8–3.10 build it at run time with a
+block stack (``SETUP_FINALLY``/``SETUP_WITH`` push, ``POP_BLOCK`` pops); here that block stack is
+simulated over the control-flow graph once, giving the same answer the 3.11 table would: for each
+raw offset, the handler's offset, the stack depth below the exception values, and ``lasti``.
+"""
+import dis
+import sys
+import types
+from typing import Dict, List, Optional, Tuple
+
+PY = sys.version_info[:2]
+HandlerInfo = Tuple[int, int, bool]  # (target offset, depth, lasti)
+
+_SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
+_NO_FALLTHROUGH = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_ABSOLUTE", "JUMP_FORWARD",
+                   "RETURN_CONST", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
+
+
+def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:
+    """Innermost handler per raw offset (offsets with no handler are absent).
+
+    >>> def f():
+    ...     try: return 1
+    ...     except: return 2
+    >>> len(handlers_by_offset(f.__code__, list(dis.get_instructions(f)))) > 0
+    True
+    """
+    if PY >= (3, 11):
+        return _from_table(code, raw)
+    return _from_block_stack(raw)
+
+
+def _from_table(code: types.CodeType, raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:
+    out: Dict[int, HandlerInfo] = {}
+    entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
+    for r in raw:
+        for e in entries:
+            if e.start <= r.offset < e.end:
+                out[r.offset] = (e.target, e.depth, bool(e.lasti))
+                break
+    return out
+
+
+def _from_block_stack(raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:
+    index = {r.offset: k for k, r in enumerate(raw)}
+    out: Dict[int, HandlerInfo] = {}
+    seen: Dict[int, bool] = {}
+    # Work items: (raw index, block stack as a tuple of (handler offset, depth), stack depth)
+    work: List[Tuple[int, Tuple[Tuple[int, int], ...], int]] = [(0, (), 0)]
+    while work:
+        k, blocks, depth = work.pop()
+        while k < len(raw):
+            r = raw[k]
+            if r.offset in seen:
+                break
+            seen[r.offset] = True
+            if blocks:
+                target, hdepth = blocks[-1]
+                out[r.offset] = (target, hdepth, False)
+            op = r.opname
+            arg = r.arg
+            if op in _SETUPS:
+                jump_effect = dis.stack_effect(r.opcode, arg, jump=True)
+                # The handler sees ``depth`` values below the six exception values it gets.
+                hdepth = depth + jump_effect - 6
+                if op == "SETUP_WITH":
+                    hdepth = depth  # the context manager's slot now holds __exit__
+                if r.argval in index:
+                    work.append((index[r.argval], blocks, depth + jump_effect))
+                blocks = blocks + ((r.argval, hdepth),)
+                depth += dis.stack_effect(r.opcode, arg, jump=False)
+                k += 1
+                continue
+            if op == "POP_BLOCK":
+                blocks = blocks[:-1]
+                k += 1
+                continue
+            has_jump = r.opcode in dis.hasjabs or r.opcode in dis.hasjrel
+            if has_jump and r.argval in index:
+                try:
+                    eff = dis.stack_effect(r.opcode, arg, jump=True)
+                except ValueError:
+                    eff = 0
+                work.append((index[r.argval], blocks, depth + eff))
+            if op in _NO_FALLTHROUGH:
+                break
+            try:
+                depth += dis.stack_effect(r.opcode, arg, jump=False) if r.opcode >= dis.HAVE_ARGUMENT \
+                    else dis.stack_effect(r.opcode)
+            except ValueError:
+                pass
+            k += 1
+    return out
+
+
+def handler_offsets(code: types.CodeType) -> Optional[List[int]]:
+    """Offsets where handlers start (for diagnostics)."""
+    raw = list(dis.get_instructions(code))
+    return sorted({t for t, _, _ in handlers_by_offset(code, raw).values()})

@@ -1,0 +1,69 @@
+"""The version-neutral instruction every layer above ``bytecode/`` works on.
+
+CPython's raw opcodes differ between 3.8 and 3.13 (``CALL_FUNCTION`` vs ``PRECALL``/``CALL`` vs
+``CALL_KW``, ``BINARY_ADD`` vs ``BINARY_OP``...).  :mod:`pellucid.bytecode.normalize` rewrites them
+into this one small vocabulary, so the decompiler never needs to ask which Python it runs on.
+"""
+from typing import Any, List, NamedTuple, Optional
+
+
+class Handler(NamedTuple):
+    """Where an exception raised by an instruction goes: handler index and stack depth there."""
+
+    target: int  # index of the handler's first instruction
+    depth: int  # stack depth (below the pushed exception values) on entry
+    lasti: bool  # 3.11+: the handler also receives the raising instruction's offset
+
+
+class Instr:
+    """One neutral instruction.
+
+    ``op`` is a neutral opcode name (see ``NEUTRAL_OPS`` in :mod:`pellucid.bytecode.normalize`),
+    ``arg`` its already-decoded argument (a name, a constant, a count...), ``target`` the index of the
+    instruction a jump goes to, ``offset`` the raw bytecode offset it came from (for messages and line
+    tables), ``handler`` the innermost exception handler covering it.
+
+    >>> Instr("LOAD_FAST", "x", offset=0)
+    Instr(LOAD_FAST 'x' @0)
+    """
+
+    __slots__ = ("op", "arg", "offset", "lineno", "target", "handler", "index")
+
+    def __init__(self, op: str, arg: Any = None, offset: int = -1, lineno: Optional[int] = None,
+                 target: Optional[int] = None) -> None:
+        self.op = op
+        self.arg = arg
+        self.offset = offset
+        self.lineno = lineno
+        self.target = target  # raw offset until ``finalize`` turns it into an index
+        self.handler: Optional[Handler] = None
+        self.index = -1
+
+    def __repr__(self) -> str:
+        arg = "" if self.arg is None else " " + repr(self.arg)
+        tgt = "" if self.target is None else " ->%d" % self.target
+        return "Instr(%s%s%s @%d)" % (self.op, arg, tgt, self.offset)
+
+
+JUMPS = frozenset({
+    "JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+    "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "FOR_ITER", "SETUP_FINALLY_MARK",
+})
+CONDITIONAL_JUMPS = JUMPS - {"JUMP", "SETUP_FINALLY_MARK"}
+TERMINATORS = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP"})
+
+
+def listing(instrs: List[Instr]) -> str:
+    """A readable one-instruction-per-line dump, used in fallback comments and error messages.
+
+    >>> print(listing([Instr("LOAD_CONST", 1, offset=0), Instr("RETURN_VALUE", offset=2)]))
+       0 LOAD_CONST 1
+       1 RETURN_VALUE
+    """
+    lines = []
+    for i, ins in enumerate(instrs):
+        arg = "" if ins.arg is None else " " + repr(ins.arg)
+        tgt = "" if ins.target is None else " -> %d" % ins.target
+        exc = "" if ins.handler is None else "  [exc -> %d]" % ins.handler.target
+        lines.append("%4d %s%s%s%s" % (i, ins.op, arg, tgt, exc))
+    return "\n".join(lines)

@@ -1,0 +1,300 @@
+"""Read a code object into the neutral instruction list (see :mod:`pellucid.bytecode.instruction`).
+
+Three steps:
+
+1. ``translate`` maps each raw ``dis`` instruction to zero or more neutral ones, using the tables
+   in :mod:`pellucid.bytecode.opcode_tables` (method loads become ``LOAD_ATTR`` + ``PUSH_NULL``,
+   ``KW_NAMES``/``CALL_KW``/``CALL_FUNCTION_KW`` become one ``CALL`` with keyword names, ...);
+2. small pattern passes undo layouts that only some versions use (3.11+'s ``SEND`` loop becomes one
+   ``YIELD_FROM``; 3.12+'s ``COPY 1; POP_JUMP_IF_X; POP_TOP`` becomes ``JUMP_IF_X_OR_POP``; 3.12+'s
+   ``END_FOR`` is folded into ``FOR_ITER``'s exit);
+3. jump targets become instruction indices and every instruction gets its exception handler from
+   :mod:`pellucid.bytecode.exception_regions`.
+
+>>> [i.op for i in normalize((lambda x: x.y(1)).__code__)]
+['LOAD_FAST', 'LOAD_ATTR', 'PUSH_NULL', 'LOAD_CONST', 'CALL', 'RETURN_VALUE']
+"""
+import dis
+import sys
+import types
+from typing import Dict, List, Optional, Tuple
+
+from pellucid.bytecode import opcode_tables as T
+from pellucid.bytecode.exception_regions import handlers_by_offset
+from pellucid.bytecode.instruction import Handler, Instr
+
+PY = sys.version_info[:2]
+
+
+class CallSpec(tuple):
+    """Argument of a neutral ``CALL``: ``(argc, kwnames, null_slot)``.
+
+    ``null_slot`` says the callable occupies two stack slots (3.11+ ``NULL``/self convention and
+    ≤3.10 ``LOAD_METHOD``); ``kwnames`` is a tuple of keyword names, or ``None`` when the names are
+    a constant tuple on the stack (``CALL_FUNCTION_KW`` / ``CALL_KW``).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, argc: int, kwnames: Optional[tuple], null_slot: bool) -> "CallSpec":
+        return tuple.__new__(cls, (argc, kwnames, null_slot))
+
+
+def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
+    return [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+
+
+def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ()) -> List[Instr]:
+    """Neutral instructions for one raw instruction (``pending_kw`` carries 3.11's ``KW_NAMES``)."""
+    op, arg, val, off = raw.opname, raw.arg, raw.argval, raw.offset
+    line = raw.starts_line if isinstance(raw.starts_line, int) and raw.starts_line is not True else None
+    if PY >= (3, 13):
+        line = raw.line_number
+
+    def one(name: str, a: object = None, target: Optional[int] = None) -> List[Instr]:
+        return [Instr(name, a, off, line, target)]
+
+    if op in T.NO_OPS:
+        return []
+    if op in T.JUMP_RENAMES:
+        return one(T.JUMP_RENAMES[op], None, val)
+    if op == "FOR_ITER":
+        return one("FOR_ITER", None, val)
+    if op == "LOAD_GLOBAL":
+        if PY >= (3, 11) and arg & 1:
+            return [Instr("LOAD_GLOBAL", val, off, line), Instr("PUSH_NULL", None, off, line)]
+        return one("LOAD_GLOBAL", val)
+    if op == "LOAD_ATTR":
+        if PY >= (3, 12) and arg & 1:
+            return [Instr("LOAD_ATTR", val, off, line), Instr("PUSH_NULL", None, off, line)]
+        return one("LOAD_ATTR", val)
+    if op == "LOAD_METHOD":
+        return [Instr("LOAD_ATTR", val, off, line), Instr("PUSH_NULL", None, off, line)]
+    if op == "LOAD_SUPER_ATTR":
+        out = [Instr("LOAD_SUPER_ATTR", (val, bool(arg & 2)), off, line)]
+        if arg & 1:
+            out.append(Instr("PUSH_NULL", None, off, line))
+        return out
+    if op == "LOAD_FAST_CHECK":
+        return one("LOAD_FAST", val)
+    if op in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"):
+        first, second = val
+        a, b = op.split("_FAST_")[0], op.split("_FAST_")[1]
+        return [Instr(a + "_FAST", first, off, line), Instr(b.replace("_FAST", "") + "_FAST", second, off, line)]
+    if op == "KW_NAMES":
+        # 3.11's dis does not resolve the operand; it indexes co_consts.
+        pending_kw.append(consts[arg] if isinstance(val, str) or val is None else val)
+        return []
+    if op == "CALL_FUNCTION":
+        return one("CALL", CallSpec(arg, (), False))
+    if op == "CALL_METHOD":
+        return one("CALL", CallSpec(arg, (), True))
+    if op == "CALL_FUNCTION_KW":
+        return one("CALL", CallSpec(arg, None, False))
+    if op == "CALL":
+        kw = pending_kw.pop() if pending_kw else ()
+        return one("CALL", CallSpec(arg, kw, True))
+    if op == "CALL_KW":
+        return one("CALL", CallSpec(arg, None, True))
+    if op == "CALL_FUNCTION_EX":
+        return one("CALL_EX", (bool(arg & 1), PY >= (3, 11)))
+    if op in T.BINARY_OPCODES:
+        return one("BINARY", T.BINARY_OPCODES[op])
+    if op in T.INPLACE_OPCODES:
+        return one("INPLACE", T.INPLACE_OPCODES[op])
+    if op == "BINARY_OP":
+        sym = raw.argrepr
+        if sym.endswith("=") and sym not in ("==",):
+            return one("INPLACE", sym[:-1])
+        return one("BINARY", sym)
+    if op in T.UNARY_OPCODES:
+        return one("UNARY", T.UNARY_OPCODES[op])
+    if op == "BINARY_SUBSCR":
+        return one("SUBSCR")
+    if op == "BINARY_SLICE":
+        return [Instr("BUILD_SLICE", 2, off, line), Instr("SUBSCR", None, off, line)]
+    if op == "STORE_SLICE":
+        return [Instr("BUILD_SLICE", 2, off, line), Instr("STORE_SUBSCR", None, off, line)]
+    if op == "COMPARE_OP":
+        sym = val if isinstance(val, str) else raw.argrepr
+        if sym.startswith("bool(") and sym.endswith(")"):
+            sym = sym[5:-1]
+        if sym == "exception match":
+            return one("EXC_MATCH2")
+        return one("COMPARE", sym)
+    if op == "IS_OP":
+        return one("COMPARE", "is not" if arg else "is")
+    if op == "CONTAINS_OP":
+        return one("COMPARE", "not in" if arg else "in")
+    if op == "JUMP_IF_NOT_EXC_MATCH":
+        return [Instr("EXC_MATCH2", None, off, line), Instr("POP_JUMP_IF_FALSE", None, off, line, val)]
+    if op == "DUP_TOP":
+        return one("COPY", 1)
+    if op == "DUP_TOP_TWO":
+        return [Instr("COPY", 2, off, line), Instr("COPY", 2, off, line)]
+    if op == "ROT_TWO":
+        return one("SWAP", 2)
+    if op == "ROT_THREE":
+        return one("ROT", 3)
+    if op == "ROT_FOUR":
+        return one("ROT", 4)
+    if op == "ROT_N":
+        return one("ROT", arg)
+    if op == "RETURN_CONST":
+        return [Instr("LOAD_CONST", val, off, line), Instr("RETURN_VALUE", None, off, line)]
+    if op == "FORMAT_VALUE":
+        conv = T.CONVERSIONS[arg & 3]
+        return one("FORMAT", (conv, bool(arg & 4)))
+    if op == "FORMAT_SIMPLE":
+        return one("FORMAT", (-1, False))
+    if op == "FORMAT_WITH_SPEC":
+        return one("FORMAT", (-1, True))
+    if op == "CONVERT_VALUE":
+        return one("CONVERT", T.CONVERSIONS[arg])
+    if op == "MAKE_FUNCTION":
+        return one("MAKE_FUNCTION", arg if PY < (3, 13) else 0)
+    if op == "CALL_INTRINSIC_1":
+        name = T.INTRINSIC_1.get(raw.argrepr, "UNSUPPORTED")
+        if name is None:
+            return []
+        if name == "UNARY":
+            return one("UNARY", "+")
+        return one(name, raw.argrepr if name == "UNSUPPORTED" else None)
+    if op == "UNPACK_EX":
+        return one("UNPACK_EX", (arg & 0xFF, arg >> 8))
+    if op == "SETUP_WITH":
+        return one("BEFORE_WITH")
+    if op == "LOAD_CLASSDEREF":
+        return one("LOAD_CLASSDEREF", val)
+    if op == "GEN_START":
+        return one("POP_TOP")
+    if op in T.SAME:
+        return one(op, val)
+    return one("UNSUPPORTED", op)
+
+
+def _fold_send_loops(ins: List[Instr]) -> List[Instr]:
+    """3.11+: ``LOAD_CONST None; SEND x; YIELD_VALUE; JUMP back; x: [END_SEND]`` -> ``YIELD_FROM``."""
+    out: List[Instr] = []
+    i = 0
+    while i < len(ins):
+        cur = ins[i]
+        if (cur.op == "SEND" and i + 2 < len(ins) and ins[i + 1].op == "YIELD_VALUE"
+                and ins[i + 2].op == "JUMP" and ins[i + 2].target == cur.offset):
+            exit_off = cur.target
+            j = i + 3
+            # ``SEND``'s exit is the instruction after the loop; 3.12 adds END_SEND there.
+            if j < len(ins) and ins[j].op == "END_SEND" and ins[j].offset == exit_off:
+                j += 1
+            out.append(Instr("YIELD_FROM", None, cur.offset, cur.lineno))
+            i = j
+            continue
+        if cur.op == "END_SEND":  # only reached when SEND was folded: harmless leftover
+            i += 1
+            continue
+        out.append(cur)
+        i += 1
+    return out
+
+
+def _fold_copy_jumps(ins: List[Instr]) -> List[Instr]:
+    """3.12+: ``COPY 1; POP_JUMP_IF_X t; POP_TOP`` is exactly ``JUMP_IF_X_OR_POP t``."""
+    out: List[Instr] = []
+    i = 0
+    while i < len(ins):
+        a = ins[i]
+        if (a.op == "COPY" and a.arg == 1 and i + 2 < len(ins)
+                and ins[i + 1].op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
+                and ins[i + 2].op == "POP_TOP"):
+            j = ins[i + 1]
+            kind = "JUMP_IF_FALSE_OR_POP" if j.op == "POP_JUMP_IF_FALSE" else "JUMP_IF_TRUE_OR_POP"
+            out.append(Instr(kind, None, a.offset, a.lineno, j.target))
+            i += 3
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _fold_end_for(ins: List[Instr]) -> List[Instr]:
+    """3.12+: ``FOR_ITER`` jumps to ``END_FOR`` (3.13: ``END_FOR; POP_TOP``); aim past them instead."""
+    by_offset = {x.offset: k for k, x in enumerate(ins)}
+    drop = set()
+    for x in ins:
+        if x.op == "FOR_ITER" and x.target in by_offset:
+            k = by_offset[x.target]
+            if ins[k].op == "END_FOR":
+                drop.add(k)
+                nxt = k + 1
+                if PY >= (3, 13) and nxt < len(ins) and ins[nxt].op == "POP_TOP":
+                    drop.add(nxt)
+                    nxt += 1
+                x.target = ins[nxt].offset if nxt < len(ins) else None
+    return [x for k, x in enumerate(ins) if k not in drop]
+
+
+def _fold_generator_prologue(ins: List[Instr]) -> List[Instr]:
+    """3.11+: ``RETURN_GENERATOR; POP_TOP`` only creates the generator object."""
+    if ins and ins[0].op == "RETURN_GENERATOR":
+        skip = 2 if len(ins) > 1 and ins[1].op == "POP_TOP" else 1
+        return ins[skip:]
+    return ins
+
+
+def normalize(code: types.CodeType) -> List[Instr]:
+    """Return the neutral instruction list of ``code`` with jump targets as indices.
+
+    >>> [i.op for i in normalize((lambda: None).__code__)]
+    ['LOAD_CONST', 'RETURN_VALUE']
+    """
+    raw = _raw_instructions(code)
+    pending_kw: List[tuple] = []
+    ins: List[Instr] = []
+    for r in raw:
+        ins.extend(translate(r, pending_kw, code.co_consts))
+    if PY >= (3, 11):
+        ins = _fold_generator_prologue(ins)
+        ins = _fold_send_loops(ins)
+    if PY >= (3, 12):
+        ins = _fold_end_for(ins)
+        ins = _fold_copy_jumps(ins)
+    return _finalize(code, raw, ins)
+
+
+def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]) -> List[Instr]:
+    raw_offsets = [r.offset for r in raw]
+    # Raw offset -> index of the first surviving neutral instruction at or after it.
+    first_at: Dict[int, int] = {}
+    k = len(ins)
+    pos = len(ins)
+    for off in reversed(raw_offsets):
+        while pos > 0 and ins[pos - 1].offset >= off:
+            pos -= 1
+        first_at[off] = pos if pos < len(ins) else len(ins)
+    del k
+    end_index = len(ins)
+    for idx, x in enumerate(ins):
+        x.index = idx
+    for x in ins:
+        if x.target is not None:
+            x.target = first_at.get(x.target, end_index)
+    handlers = handlers_by_offset(code, raw)
+    for x in ins:
+        h = handlers.get(x.offset)
+        if h is not None:
+            target_off, depth, lasti = h
+            x.handler = Handler(first_at.get(target_off, end_index), depth, lasti)
+    return ins
+
+
+def offset_to_index(ins: List[Instr]) -> Dict[int, int]:
+    """Map raw offsets to the first neutral index carrying them (for diagnostics)."""
+    out: Dict[int, int] = {}
+    for x in ins:
+        out.setdefault(x.offset, x.index)
+    return out
+
+
+def describe(code: types.CodeType) -> Tuple[str, int]:
+    """Name and first line of a code object, for messages."""
+    return getattr(code, "co_qualname", code.co_name), code.co_firstlineno

@@ -1,0 +1,257 @@
+"""Decompile one code object's instructions into a list of statements.
+
+:class:`BodyDecompiler` combines the stack machine, the structurer, loops and exception regions,
+and owns what is per code object: the CFG, declared ``global``/``nonlocal`` names, temporaries
+and the constant pool shared with nested code.
+"""
+import ast
+import sys
+import types
+from typing import Any, Dict, List, Optional, Set
+
+from pellucid.bytecode.cfg import CFG, Block
+from pellucid.bytecode.instruction import Instr
+from pellucid.bytecode.normalize import normalize
+from pellucid.decompiler import markers as M
+from pellucid.decompiler.comprehensions import ComprehensionBuilder
+from pellucid.decompiler.constants import ConstantPool
+from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.functions import FunctionBuilder
+from pellucid.decompiler.loops import LoopBuilder
+from pellucid.decompiler.protected import ProtectedBuilder
+from pellucid.decompiler.stack_machine import (
+    ExitResult, ImportAttr, ImportModule, Inplace, PopExcept, StackMachine, UnpackGroup,
+    name_load, same_expr, to_store,
+)
+from pellucid.decompiler.structure import Ctx, Structurer
+
+PY = sys.version_info[:2]
+
+
+class BodyDecompiler(FunctionBuilder, ComprehensionBuilder, ProtectedBuilder, LoopBuilder,
+                     Structurer, StackMachine):
+    """Statements for ``code``'s body.
+
+    >>> def f(x):
+    ...     return x + 1
+    >>> [type(s).__name__ for s in BodyDecompiler(f.__code__).statements()]
+    ['Return']
+    """
+
+    def __init__(self, code: types.CodeType, consts: Optional[ConstantPool] = None,
+                 comprehension: bool = False) -> None:
+        self.code = code
+        self.consts = consts if consts is not None else ConstantPool()
+        self.comprehension = comprehension
+        self.instrs: List[Instr] = normalize(code)
+        if not self.instrs:
+            raise StructureError("no instructions")
+        self.cfg = CFG(self.instrs)
+        self.globals_: Set[str] = set()
+        self.nonlocals: Set[str] = set()
+        self.local_names = set(code.co_varnames) | set(code.co_cellvars)
+        self.active_loops: Set[Block] = set()
+        self._handler_kinds: Dict[int, str] = {}
+        self._chains: Dict[Block, Any] = {}
+        self._absorb: Dict[int, str] = {}
+        self.pending: Dict[int, List[ast.expr]] = {}
+        self.temp_count = 0
+        self.legacy_exceptions = PY < (3, 11)
+        self.has_annotations_setup = False
+
+    def statements(self) -> List[ast.stmt]:
+        entry = self.cfg.blocks[0]
+        stmts, stack, end = self.walk(entry, [], Ctx(None, None, None), frozenset())
+        if stack is not None and end is not None:
+            raise StructureError("walk stopped early at %r" % (end,))
+        return stmts
+
+    # -- statements --------------------------------------------------------------------------------
+    def new_temp(self) -> str:
+        self.temp_count += 1
+        return "__pellucid_t%d" % self.temp_count
+
+    def emit(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> None:
+        stored = _names_written(stmt)
+        replaced: Dict[int, ast.expr] = {}
+        for k, v in enumerate(stack):
+            if isinstance(v, M.Marker) or isinstance(v, ast.Constant) or _empty_display(v):
+                continue
+            if isinstance(v, ast.Name) and v.id not in stored:
+                continue
+            if isinstance(v, ast.Name) and v.id.startswith("__pellucid"):
+                continue
+            if id(v) in replaced:
+                stack[k] = replaced[id(v)]
+                continue
+            tmp = self.new_temp()
+            out.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
+            replaced[id(v)] = name_load(tmp)
+            stack[k] = replaced[id(v)]
+        out.append(stmt)
+
+    def value(self, node: Any) -> ast.expr:
+        targets = self.pending.pop(id(node), None) if self.pending else None
+        if targets is not None:
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                raise StructureError("value stored and used at once")
+            return ast.NamedExpr(targets[0], super().value(node))
+        if isinstance(node, M.ExcMatch):
+            return node  # consumed by the try builder
+        if isinstance(node, M.FunctionStub):
+            return self.function_expr(node)
+        return super().value(node)
+
+    def store(self, target: ast.expr, v: Any, stack: List[Any], out: List[ast.stmt]) -> None:  # noqa: C901
+        if isinstance(v, (M.NextValue, M.WithEnter, M.Exc)):
+            self.emit(out, ast.Assign([target], v), stack)
+            return
+        if isinstance(v, M.SavedLocal) or isinstance(v, ExitResult):
+            return
+        if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "closure":
+            return  # ``__classcell__`` bookkeeping of a class body
+        if isinstance(v, M.UnpackItem):
+            group, k = v.value
+            group.targets[k] = ast.Starred(target, ast.Store()) if k == group.star else target
+            if all(t is not None for t in group.targets):
+                tup = ast.Tuple(list(group.targets), ast.Store())
+                if group.parent is not None:
+                    self.store(tup, group.parent, stack, out)
+                else:
+                    self.store(tup, group.value, stack, out)
+            return
+        if isinstance(v, ImportModule) and isinstance(target, ast.Name):
+            name = v.value
+            if v.fromlist is None and (name == target.id or name.startswith(target.id + ".")) \
+                    and name.split(".")[0] == target.id:
+                alias = ast.alias(name, None)
+            else:
+                alias = ast.alias(name, target.id)
+            if v.level:
+                raise StructureError("relative import of a module object")
+            self.emit(out, ast.Import([alias]), stack)
+            return
+        if isinstance(v, ImportAttr) and isinstance(target, ast.Name):
+            mod = v.value
+            if mod.fromlist is None:
+                self.emit(out, ast.Import([ast.alias(mod.value, target.id)]), stack)
+            else:
+                mod.names.append(ast.alias(v.name, None if v.name == target.id else target.id))
+            return
+        if isinstance(v, Inplace):
+            try:
+                as_load = _as_load(target)
+            except StructureError:
+                as_load = None
+            if as_load is not None and same_expr(v.left, as_load):
+                self.emit(out, ast.AugAssign(target, _binop(v.op), self.value(v.right)), stack)
+                return
+        definition = self.definition_statement(target, v)
+        if definition is not None:
+            self.emit(out, definition, stack)
+            return
+        # ``a = b = v`` / walrus: the same value is still on the stack
+        if any(x is v for x in stack) and not isinstance(v, M.Marker):
+            self.pending.setdefault(id(v), []).append(target)
+            return
+        targets = self.pending.pop(id(v), []) + [target]
+        self.emit(out, ast.Assign(targets, self.value(v)), stack)
+
+    # -- exceptions, with -----------------------------------------------------------------------------
+    def op_PUSH_EXC_INFO(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = stack.pop()
+        stack.append(M.SavedExc())
+        stack.append(v)
+
+    def op_POP_EXCEPT(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        n = 0
+        while stack and isinstance(stack[-1], M.SavedExc) and n < 3:
+            stack.pop()
+            n += 1
+        if n == 0:
+            raise StructureError("POP_EXCEPT without saved exception state")
+        self.emit(out, PopExcept(), stack)
+
+    def op_CHECK_EXC_MATCH(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        e = super().value(stack.pop())
+        stack.append(M.ExcMatch(e))
+
+    def op_EXC_MATCH2(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        e = super().value(stack.pop())
+        stack.pop()
+        stack.append(M.ExcMatch(e))
+
+    def op_BEFORE_WITH(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        mgr = self.value(stack.pop())
+        stack.append(M.WithExit(mgr))
+        stack.append(M.WithEnter(mgr))
+
+    def op_BEFORE_ASYNC_WITH(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        mgr = self.value(stack.pop())
+        stack.append(M.WithExit(mgr, lineno=1))
+        stack.append(M.WithEnter(mgr, lineno=1))
+
+    def op_GET_AWAITABLE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if isinstance(stack[-1], (M.WithEnter, ExitResult)):
+            return  # ``async with`` awaits __aenter__/__aexit__ implicitly
+        super().op_GET_AWAITABLE(arg, stack, out, ins)
+
+    def op_YIELD_FROM(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if len(stack) >= 2 and isinstance(stack[-2], (M.WithEnter, ExitResult)):
+            stack.pop()
+            return
+        super().op_YIELD_FROM(arg, stack, out, ins)
+
+    def op_GET_ANEXT(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.Awaitable(("anext", stack[-1])))
+
+    def op_LOAD_FAST_AND_CLEAR(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.SavedLocal(arg))
+
+    def op_LOAD_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if self.comprehension and arg == ".0":
+            stack.append(M.Iterator(name_load(".0")))
+            return
+        stack.append(name_load(arg))
+
+    def op_ASYNC_GEN_WRAP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        pass
+
+
+def _binop(sym: str) -> ast.operator:
+    from pellucid.decompiler.stack_machine import BINOPS
+    return BINOPS[sym]()
+
+
+def _as_load(target: ast.expr) -> ast.expr:
+    if isinstance(target, ast.Name):
+        return ast.Name(target.id, ast.Load())
+    if isinstance(target, ast.Attribute):
+        return ast.Attribute(target.value, target.attr, ast.Load())
+    if isinstance(target, ast.Subscript):
+        return ast.Subscript(target.value, target.slice, ast.Load())
+    raise StructureError("not a simple target")
+
+
+def _empty_display(v: Any) -> bool:
+    """``[]``/``{}``/``set()`` being filled by a comprehension: no side effects to order."""
+    if isinstance(v, (ast.List, ast.Set)):
+        return not v.elts
+    if isinstance(v, ast.Dict):
+        return not v.keys
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
+
+def _names_written(stmt: ast.stmt) -> Set[str]:
+    names: Set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                names.add((a.asname or a.name).split(".")[0])
+    return names
+
+
+__all__ = ["BodyDecompiler", "to_store", "UnpackGroup"]

@@ -1,0 +1,243 @@
+"""Functions, lambdas and classes: ``MAKE_FUNCTION`` and ``__build_class__`` back to definitions.
+
+Also where a code object's signature (``/``, ``*``, defaults, annotations) and a function body's
+declarations (docstring, ``global``, ``nonlocal``) are rebuilt.
+"""
+import ast
+import inspect
+import sys
+import types
+from typing import Any, Dict, List, Optional
+
+from pellucid.bytecode.instruction import Instr
+from pellucid.decompiler import markers as M
+from pellucid.decompiler.errors import StructureError
+
+PY = sys.version_info[:2]
+CO_VARARGS = inspect.CO_VARARGS
+CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
+CO_COROUTINE = inspect.CO_COROUTINE
+CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
+_CLASS_BOOKKEEPING = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__",
+                      "__classcell__", "__classdictcell__")
+
+
+class PendingClass(M.Marker):
+    """A ``class`` statement whose name binding (STORE) has not been seen yet."""
+
+
+def build_arguments(code: types.CodeType, defaults: List[ast.expr],
+                    kwdefaults: Dict[str, ast.expr],
+                    annotations: Dict[str, ast.expr]) -> ast.arguments:
+    """``ast.arguments`` matching ``code``'s argument layout.
+
+    >>> ast.unparse(ast.arguments(**vars(build_arguments((lambda a, /, b=1, *c, d, **e: 0).__code__,
+    ...     [ast.Constant(1)], {}, {})))) if hasattr(ast, 'unparse') else 'a, /, b=1, *c, d, **e'
+    'a, /, b=1, *c, d, **e'
+    """
+    names = code.co_varnames
+    npos = code.co_argcount
+    nposonly = getattr(code, "co_posonlyargcount", 0)
+    nkw = code.co_kwonlyargcount
+
+    def arg(name: str) -> ast.arg:
+        return ast.arg(name, annotations.get(name))
+
+    posonly = [arg(n) for n in names[:nposonly]]
+    regular = [arg(n) for n in names[nposonly:npos]]
+    kwonly = [arg(n) for n in names[npos:npos + nkw]]
+    k = npos + nkw
+    vararg = kwarg = None
+    if code.co_flags & CO_VARARGS:
+        vararg = arg(names[k])
+        k += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        kwarg = arg(names[k])
+    kw_defaults: List[Optional[ast.expr]] = [kwdefaults.get(a.arg) for a in kwonly]
+    return ast.arguments(posonlyargs=posonly, args=regular, vararg=vararg, kwonlyargs=kwonly,
+                         kw_defaults=kw_defaults, kwarg=kwarg, defaults=list(defaults))
+
+
+class FunctionStub(M.FunctionStub):
+    """MAKE_FUNCTION's result: code plus the default/annotation/closure expressions."""
+
+    def __init__(self, code: types.CodeType) -> None:
+        super().__init__(code)
+        self.defaults: List[ast.expr] = []
+        self.kwdefaults: Dict[str, ast.expr] = {}
+        self.annotations: Dict[str, ast.expr] = {}
+
+    def set_attribute(self, flag: int, v: Any) -> None:
+        if flag == 1:
+            if isinstance(v, ast.Tuple):
+                self.defaults = list(v.elts)
+            else:
+                raise StructureError("defaults are not a tuple display")
+        elif flag == 2:
+            if isinstance(v, ast.Dict) and all(isinstance(k, ast.Constant) for k in v.keys):
+                self.kwdefaults = {k.value: x for k, x in zip(v.keys, v.values)}
+            else:
+                raise StructureError("keyword defaults are not a dict display")
+        elif flag == 4:
+            if isinstance(v, ast.Tuple):  # 3.10+: flat (name, value, ...) tuple
+                elts = v.elts
+                self.annotations = {k.value: x for k, x in zip(elts[0::2], elts[1::2])}
+            elif isinstance(v, ast.Dict):
+                self.annotations = {k.value: x for k, x in zip(v.keys, v.values)}
+            else:
+                raise StructureError("annotations are not a display")
+
+
+class FunctionBuilder:
+    """Mixin over the body decompiler."""
+
+    def op_MAKE_FUNCTION(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if PY < (3, 11):
+            stack.pop()  # qualified name
+        code_node = stack.pop()
+        if not isinstance(code_node, ast.Constant) or not isinstance(code_node.value, types.CodeType):
+            raise StructureError("MAKE_FUNCTION without a constant code object")
+        stub = FunctionStub(code_node.value)
+        for flag in (8, 4, 2, 1):
+            if arg & flag:
+                v = stack.pop()
+                if flag != 8:
+                    stub.set_attribute(flag, v)
+        stack.append(stub)
+
+    def op_SET_FUNCTION_ATTRIBUTE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        func = stack.pop()
+        v = stack.pop()
+        if not isinstance(func, FunctionStub):
+            raise StructureError("SET_FUNCTION_ATTRIBUTE on a non-function")
+        if arg != 8:
+            func.set_attribute(arg, v)
+        stack.append(func)
+
+    # -- nested code ----------------------------------------------------------------------------
+    def nested_body(self, code: types.CodeType, comprehension: bool = False) -> List[ast.stmt]:
+        from pellucid.decompiler.body import BodyDecompiler  # circular by nature: nested code
+
+        sub = BodyDecompiler(code, self.consts, comprehension=comprehension)
+        stmts = sub.statements()
+        if comprehension:
+            return stmts
+        return finish_function_body(code, stmts, sub)
+
+    def function_expr(self, stub: "FunctionStub") -> ast.expr:
+        code = stub.value
+        if code.co_name != "<lambda>":
+            raise StructureError("function %s used as a value" % code.co_name)
+        body = self.nested_body(code)
+        if len(body) != 1 or not isinstance(body[0], ast.Return):
+            raise StructureError("lambda body is not a single expression")
+        value = body[0].value if body[0].value is not None else ast.Constant(None)
+        return ast.Lambda(build_arguments(code, stub.defaults, stub.kwdefaults, {}), value)
+
+    def function_def(self, stub: "FunctionStub", name: str, decorators: List[ast.expr]) -> ast.stmt:
+        code = stub.value
+        body = self.nested_body(code)
+        args = build_arguments(code, stub.defaults, stub.kwdefaults, stub.annotations)
+        returns = stub.annotations.get("return")
+        kind = ast.AsyncFunctionDef if code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
+        node = kind(name, args, body or [ast.Pass()], decorators, returns)
+        if PY >= (3, 12):
+            node.type_params = []
+        return node
+
+    def class_def(self, stub: "FunctionStub", name: str, bases: List[ast.expr],
+                  keywords: List[ast.keyword]) -> ast.ClassDef:
+        from pellucid.decompiler.body import BodyDecompiler
+
+        code = stub.value
+        sub = BodyDecompiler(code, self.consts)
+        stmts = sub.statements()
+        body: List[ast.stmt] = []
+        for s in stmts:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                tname = s.targets[0].id
+                if tname in _CLASS_BOOKKEEPING:
+                    continue
+                if tname == "__doc__" and not body and isinstance(s.value, ast.Constant):
+                    body.append(ast.Expr(s.value))
+                    continue
+            if isinstance(s, ast.Return):
+                continue
+            body.append(s)
+        decls = sub.declarations()
+        node = ast.ClassDef(name, bases, keywords, decls + body or [ast.Pass()], [])
+        if PY >= (3, 12):
+            node.type_params = []
+        return node
+
+    def declarations(self) -> List[ast.stmt]:
+        out: List[ast.stmt] = []
+        if self.globals_:
+            out.append(ast.Global(sorted(self.globals_)))
+        if self.nonlocals:
+            out.append(ast.Nonlocal(sorted(self.nonlocals)))
+        return out
+
+    # -- definitions as statements -------------------------------------------------------------------
+    def special_call(self, func: Any, args: List[Any], kwnames: tuple, stack: List[Any],
+                     out: List[ast.stmt]) -> bool:
+        if isinstance(func, M.ClassBuilder):
+            if len(args) < 2 or not isinstance(args[0], FunctionStub):
+                raise StructureError("__build_class__ without a class body")
+            nkw = len(kwnames)
+            pos = args[:len(args) - nkw]
+            name_node = pos[1]
+            if not isinstance(name_node, ast.Constant):
+                raise StructureError("class name is not a constant")
+            bases = [self.value(b) for b in pos[2:]]
+            keywords = [ast.keyword(k, self.value(v)) for k, v in zip(kwnames, args[len(args) - nkw:])]
+            node = self.class_def(args[0], name_node.value, bases, keywords)
+            stack.append(PendingClass(node))
+            return True
+        if isinstance(func, FunctionStub) and func.value.co_name in (
+                "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>") and len(args) == 1 and not kwnames:
+            stack.append(self.comprehension_from_code(func.value, args[0]))
+            return True
+        return False
+
+    def definition_statement(self, target: ast.expr, v: Any) -> Optional[ast.stmt]:
+        """``def``/``class`` when a (decorated) function or class is bound to its own name."""
+        if not isinstance(target, ast.Name):
+            return None
+        decorators: List[ast.expr] = []
+        node = v
+        while isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], (FunctionStub, PendingClass)):
+            decorators.append(node.func)
+            node = node.args[0]
+        if isinstance(node, FunctionStub) and node.value.co_name == target.id:
+            return self.function_def(node, target.id, decorators)
+        if isinstance(node, PendingClass) and node.value.name == target.id:
+            cls = node.value
+            cls.decorator_list = decorators
+            return cls
+        return None
+
+
+def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) -> List[ast.stmt]:
+    """Docstring, ``global``/``nonlocal`` declarations, and no redundant final ``return``."""
+    if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
+        stmts = stmts[:-1]
+    head: List[ast.stmt] = []
+    doc = docstring_of(code)
+    if doc is not None:
+        head.append(ast.Expr(ast.Constant(doc)))
+    head.extend(sub.declarations())
+    return head + stmts
+
+
+def docstring_of(code: types.CodeType) -> Optional[str]:
+    if code.co_name in ("<lambda>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<module>"):
+        return None
+    if PY >= (3, 14):
+        if not code.co_flags & 0x4000000:
+            return None
+    consts = code.co_consts
+    if consts and isinstance(consts[0], str):
+        return consts[0]
+    return None

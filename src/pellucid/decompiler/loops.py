@@ -1,0 +1,191 @@
+"""``for`` and ``while`` loops (with ``else``), recognised as natural loops of the CFG.
+
+Three loop shapes occur: ``for`` (a ``FOR_ITER`` header), ``while`` tested at the header (≤3.9),
+and ``while`` tested at the latch with a guard before the loop (3.10+ duplicates the condition).
+A jump to the loop's continue point becomes ``continue``, a jump to its follow ``break``.
+"""
+import ast
+from typing import Any, FrozenSet, List, Optional, Set, Tuple
+
+from pellucid.bytecode.cfg import Block
+from pellucid.decompiler import markers as M
+from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.structure import Ctx, Loop, negate
+
+_POP_JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
+
+
+def strip_trailing_continue(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """A ``continue`` that ends a loop body (or both arms of its last ``if``) says nothing."""
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, ast.Continue):
+        stmts = stmts[:-1]
+    elif isinstance(last, ast.If):
+        last.body = strip_trailing_continue(last.body) or [ast.Pass()]
+        if last.orelse:
+            last.orelse = strip_trailing_continue(last.orelse)
+    return stmts
+
+
+class LoopBuilder:
+    """Mixin over Structurer: builds loop statements."""
+
+    def _exits(self, body: FrozenSet[Block]) -> Set[Block]:
+        return {s for b in body for s in b.succs if s not in body}
+
+    def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx) -> Optional[Block]:
+        breaks = exits - {normal} if normal is not None else set(exits)
+        if not breaks:
+            return normal
+        if len(breaks) == 1:
+            return next(iter(breaks))
+        # Jumps threaded past the loop: prefer the one every other exit leads to.
+        for b in breaks:
+            if all(self.cfg.common_pdom(o, b) is b for o in breaks):
+                return b
+        raise StructureError("loop with several break targets")
+
+    def latch_test(self, header: Block, body: FrozenSet[Block]) -> Optional[Tuple[Block, Block]]:
+        """3.10+ rotated ``while``: (latch block, normal exit) when the latch tests the condition."""
+        latches = [p for p in header.preds if p in body]
+        if len(latches) != 1:
+            return None
+        latch = latches[0]
+        if latch.last.op not in _POP_JUMPS or latch is header:
+            return None
+        other = latch.fallthrough if latch.jump is header else latch.jump if latch.fallthrough is header else None
+        if other is None or other in body:
+            return None
+        return latch, other
+
+    def build_loop(self, header: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                   out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        body = frozenset(self.cfg.loop_body(header))
+        exits = self._exits(body)
+        if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
+            return self._build_for(header, body, exits, stack, ctx, stop, out)
+        return self._build_while(header, body, exits, stack, ctx, stop, out, None)
+
+    def _loop_ctx(self, ctx: Ctx, header: Block, cont: Block, brk: Optional[Block],
+                  body: FrozenSet[Block]) -> Ctx:
+        return Ctx(Loop(header, cont, brk, body), body, ctx.exc)
+
+    def _else_clause(self, normal: Optional[Block], follow: Optional[Block], stack: List[Any],
+                     ctx: Ctx, stop: FrozenSet[Block]) -> List[ast.stmt]:
+        if normal is None or normal is follow:
+            return []
+        inner_stop = stop | {follow} if follow is not None else stop
+        s, st, end = self.walk(normal, list(stack), ctx, inner_stop)
+        if st is not None and end is not follow:
+            raise StructureError("loop else-clause does not rejoin the loop's follow")
+        return s
+
+    def _build_for(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],
+                   ctx: Ctx, stop: FrozenSet[Block], out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        it = stack[-1]
+        if not isinstance(it, M.Iterator):
+            raise StructureError("for loop over a value that is not an iterator")
+        normal = header.jump
+        follow = self._follow(exits, normal, ctx)
+        after_stack = stack[:-1]
+        self.active_loops.add(header)
+        try:
+            body_s, _, _ = self.walk(header.fallthrough, stack + [M.NextValue(it)],
+                                     self._loop_ctx(ctx, header, header, follow, body), frozenset())
+        finally:
+            self.active_loops.discard(header)
+        if not body_s or not isinstance(body_s[0], ast.Assign) \
+                or not isinstance(body_s[0].value, M.NextValue) or len(body_s[0].targets) != 1:
+            raise StructureError("for loop without a target assignment")
+        target = body_s[0].targets[0]
+        body_s = strip_trailing_continue(body_s[1:]) or [ast.Pass()]
+        orelse = self._else_clause(normal, follow, after_stack, ctx, stop)
+        node: ast.stmt
+        if getattr(it, "lineno", None) == 1:
+            node = ast.AsyncFor(target, it.value, body_s, orelse)
+        else:
+            node = ast.For(target, it.value, body_s, orelse)
+        comp = self.inline_comprehension(node, after_stack)
+        if comp is not None:
+            after_stack[-1] = comp
+            return after_stack, follow
+        self.emit(out, node, after_stack)
+        return after_stack, follow
+
+    def _build_while(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],
+                     ctx: Ctx, stop: FrozenSet[Block], out: List[ast.stmt],
+                     guard: Optional[ast.expr]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        cond: ast.expr = ast.Constant(True)
+        normal: Optional[Block] = None
+        start = header
+        cont = header
+        # Header-tested ``while cond:`` (≤3.9 layout): the header only computes the condition.
+        if header.last.op in _POP_JUMPS:
+            trial = list(stack)
+            sink: List[ast.stmt] = []
+            try:
+                for ins in header.instrs[:-1]:
+                    self.step(ins, trial, sink)
+                c, t, f = self.branch_condition(header, trial)
+            except StructureError:
+                sink = [ast.Pass()]
+            if not sink and (t in body) != (f in body):
+                cond = c if t in body else negate(c)
+                start = t if t in body else f
+                normal = f if t in body else t
+        follow = self._follow(exits, normal, ctx)
+        self.active_loops.add(header)
+        try:
+            loop_ctx = self._loop_ctx(ctx, header, cont, follow, body)
+            if start is header:
+                body_s, _, _ = self.walk(header, list(stack), loop_ctx, frozenset(), first=header)
+            else:
+                body_s, _, _ = self.walk(start, list(stack), loop_ctx, frozenset())
+        finally:
+            self.active_loops.discard(header)
+        body_s = strip_trailing_continue(body_s) or [ast.Pass()]
+        orelse = self._else_clause(normal, follow, stack, ctx, stop)
+        self.emit(out, ast.While(cond, body_s, orelse), stack)
+        return (list(stack) if follow is not None else None), follow
+
+    def build_guarded_while(self, guard_block: Block, cond: ast.expr, header: Block, exit_block: Block,
+                            stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                            out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
+        """3.10+ ``while cond:``: ``if cond:`` guard + loop whose latch re-tests ``cond``."""
+        if header in self.active_loops or not self.cfg.is_loop_header(header):
+            return None
+        body = frozenset(self.cfg.loop_body(header))
+        lt = self.latch_test(header, body)
+        if lt is None:
+            return None
+        latch, normal = lt
+        if normal is not exit_block:
+            return None
+        trial = list(stack)
+        sink: List[ast.stmt] = []
+        try:
+            for ins in latch.instrs[:-1]:
+                self.step(ins, trial, sink)
+            c, t, f = self.branch_condition(latch, trial)
+        except StructureError:
+            return None
+        if sink:
+            return None
+        latch_cond = c if t is header else negate(c)
+        if ast.dump(latch_cond) != ast.dump(cond):
+            return None
+        exits = self._exits(body)
+        follow = self._follow(exits, normal, ctx)
+        self.active_loops.add(header)
+        try:
+            body_s, _, _ = self.walk(header, list(stack),
+                                     self._loop_ctx(ctx, header, latch, follow, body), frozenset(),
+                                     first=header)
+        finally:
+            self.active_loops.discard(header)
+        body_s = strip_trailing_continue(body_s) or [ast.Pass()]
+        orelse = self._else_clause(normal, follow, stack, ctx, stop)
+        self.emit(out, ast.While(cond, body_s, orelse), stack)
+        return (list(stack) if follow is not None else None), follow

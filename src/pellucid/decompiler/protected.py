@@ -1,0 +1,319 @@
+"""Exception regions: ``try``/``except``/``else``/``finally`` and ``with``/``async with``.
+
+A protected region is the set of blocks whose chain of effective handlers contains one handler.
+Handlers that only restore interpreter state (3.11's ``COPY 3; POP_EXCEPT; RERAISE``, the cleanup
+that deletes an ``except ... as e`` name, 3.12's comprehension and generator wrappers) are
+*transparent*: they belong to no statement and are skipped when looking for the effective handler.
+
+The handler's code is decompiled like any other code (its exception-match tests become ``if``s
+over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except`` clauses.
+"""
+import ast
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+
+from pellucid.bytecode.cfg import Block
+from pellucid.decompiler import markers as M
+from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.stack_machine import PopExcept, Reraise
+from pellucid.decompiler.structure import Ctx
+
+_SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
+                            "POP_EXCEPT"})
+
+
+class ProtectedBuilder:
+    """Mixin over Structurer: handler classification and try/with statements."""
+
+    # -- handler classification ------------------------------------------------------------------
+    def handler_kind(self, target: int) -> str:
+        """'transparent', 'with', 'async_with', 'async_for' or 'try' for the handler at ``target``."""
+        cache: Dict[int, str] = self._handler_kinds
+        if target in cache:
+            return cache[target]
+        ins = self.instrs[target:target + 6]
+        ops = [i.op for i in ins]
+        kind = "try"
+        if ops[:3] == ["COPY", "POP_EXCEPT", "RERAISE"]:
+            kind = "transparent"
+        elif len(ins) >= 4 and ops[0] == "LOAD_CONST" and ins[0].arg is None \
+                and ops[1] in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL") \
+                and ops[2].startswith("DELETE_") and ins[1].arg == ins[2].arg \
+                and ops[3] in ("RERAISE", "END_FINALLY"):
+            kind = "transparent"
+        elif ops[:2] == ["STOPITERATION_ERROR", "RERAISE"]:
+            kind = "transparent"
+        elif ops[:1] == ["CLEANUP_THROW"]:
+            kind = "transparent"
+        elif ops[:5] == ["SWAP", "POP_TOP", "SWAP", "STORE_FAST", "RERAISE"]:
+            kind = "transparent"  # 3.12 inlined comprehension restoring its variable
+        elif "WITH_EXCEPT_START" in ops[:2] or "WITH_CLEANUP_START" in ops[:1]:
+            kind = "with"
+        elif ops[:1] == ["END_ASYNC_FOR"]:
+            kind = "async_for"
+        cache[target] = kind
+        return kind
+
+    def handler_chain(self, block: Block) -> Tuple[int, ...]:
+        """Effective (non-transparent) handlers around ``block``, innermost first."""
+        cached = self._chains.get(block)
+        if cached is not None:
+            return cached
+        chain: List[int] = []
+        seen = set()
+        h = block.handler
+        while h is not None and h.target not in seen:
+            seen.add(h.target)
+            if self.handler_kind(h.target) != "transparent":
+                chain.append(h.target)
+            hb = self.cfg.block_at.get(h.target)
+            h = hb.handler if hb is not None else None
+        result = tuple(chain)
+        self._chains[block] = result
+        return result
+
+    def effective_handler(self, block: Block) -> Optional[int]:
+        chain = self.handler_chain(block)
+        return chain[0] if chain else None
+
+    def protected_set(self, target: int) -> FrozenSet[Block]:
+        return frozenset(b for b in self.cfg.blocks if target in self.handler_chain(b))
+
+    def private_exit(self, block: Block, ctx: Ctx) -> bool:
+        """Whether ``block`` starts a path that only leaves the function or loop (``return`` in a
+        ``try``: ≤3.10 pops the block first, 3.9+ copies ``finally`` before it)."""
+        mode = self._absorb.get(ctx.exc) if ctx.exc is not None else None
+        if mode is None:
+            return False
+        node: Optional[Block] = block
+        for _ in range(64):
+            if node is None or len(node.preds) != 1 or node in self.cfg.handler_blocks:
+                return False
+            if mode == "except" and any(i.op not in _SAFE_EXIT_OPS for i in node.instrs):
+                return False
+            last = node.last
+            if last.op in ("RETURN_VALUE", "RAISE_VARARGS"):
+                return True
+            nxt = node.jump if last.op == "JUMP" else node.fallthrough
+            if ctx.loop is not None and nxt in (ctx.loop.cont, ctx.loop.brk):
+                return True
+            if last.op not in ("JUMP",) and last.target is not None:
+                return False
+            node = nxt
+        return False
+
+    # -- building ---------------------------------------------------------------------------------
+    def build_protected(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                        out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        chain = self.handler_chain(block)
+        if ctx.exc is None:
+            level = chain[-1] if chain else None
+        else:
+            if ctx.exc not in chain:
+                raise StructureError("region entered from outside its try")
+            pos = chain.index(ctx.exc)
+            if pos == 0:
+                raise StructureError("no new handler level")
+            level = chain[pos - 1]
+        if level is None:
+            raise StructureError("no handler")
+        kind = self.handler_kind(level)
+        if kind == "with":
+            return self.build_with(block, level, stack, ctx, stop, out)
+        if kind == "async_for":
+            raise StructureError("async for is not supported yet")
+        return self.build_try(block, level, stack, ctx, stop, out)
+
+    def build_with(self, block: Block, level: int, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                   out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        enter = stack[-1] if stack else None
+        if not isinstance(enter, M.WithEnter):
+            raise StructureError("with-region without a context manager on the stack")
+        region = self.protected_set(level)
+        inner = Ctx(ctx.loop, region, level)
+        body, end_stack, end = self.walk(block, list(stack), inner, stop)
+        target = None
+        if body and isinstance(body[0], ast.Assign) and isinstance(body[0].value, M.WithEnter):
+            target = body[0].targets[0]
+            body = body[1:]
+        elif enter in (end_stack or []):
+            raise StructureError("with target never stored")
+        item = ast.withitem(enter.value, target)
+        node: ast.stmt
+        node = ast.AsyncWith([item], body or [ast.Pass()]) if getattr(enter, "lineno", None) == 1 \
+            else ast.With([item], body or [ast.Pass()])
+        below = stack[:-1]
+        self.emit(out, node, below)
+        if end_stack is None:
+            return None, None
+        return end_stack, end
+
+    def handler_entry_stack(self, level: int, stack: List[Any]) -> List[Any]:
+        h = None
+        for b in self.cfg.blocks:
+            if b.handler is not None and b.handler.target == level:
+                h = b.handler
+                break
+        depth = h.depth if h is not None else len(stack)
+        base = list(stack[:depth])
+        if self.legacy_exceptions:
+            return base + [M.SavedExc(), M.SavedExc(), M.SavedExc(), M.ExcPart(), M.Exc(), M.ExcPart()]
+        if h is not None and h.lasti:
+            base.append(M.Marker("lasti"))
+        return base + [M.Exc()]
+
+    def build_try(self, block: Block, level: int, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                  out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        hblock = self.cfg.block_at[level]
+        hctx = Ctx(ctx.loop, ctx.region, ctx.exc)
+        # Decompile the handler first: whether it is ``finally`` decides how the body is read.
+        probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
+                                stop | self._after_guess(block, hblock))
+        is_finally = self._is_finally(probe)
+        self._absorb[level] = "finally" if is_finally else "except"
+        region = self.protected_set(level)
+        body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop)
+        if is_finally:
+            final = [s for s in probe if not isinstance(s, Reraise)]
+            if probe and not isinstance(probe[-1], Reraise):
+                raise StructureError("finally handler does not re-raise")
+            final = final or [ast.Pass()]
+            body = self.strip_finally_copies(body, final)
+            node = ast.Try(body or [ast.Pass()], [], [], final)
+            self.emit(out, node, stack)
+            if body_stack is None:
+                return None, None
+            rest, rest_stack, rest_end = self.walk(exit_block, body_stack, ctx, stop)
+            if not _starts_with(rest, final):
+                raise StructureError("finally body not repeated on the normal path")
+            out.extend(rest[len(final):])
+            return rest_stack, rest_end
+        after = self.cfg.common_pdom(exit_block, hblock) if exit_block is not None else self.cfg.ipdom.get(hblock)
+        if exit_block is not None and after is None:
+            after = exit_block
+        hstop = stop | {after} if after is not None else stop
+        hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
+        handlers = self.parse_handlers(hs)
+        orelse: List[ast.stmt] = []
+        if exit_block is not None and exit_block is not after:
+            orelse, else_stack, else_end = self.walk(exit_block, body_stack, ctx, hstop)
+            if else_stack is not None and else_end is not after:
+                raise StructureError("try-else does not rejoin")
+        node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
+        self.emit(out, node, stack)
+        if after is None:
+            return None, None
+        result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
+        return list(result_stack), after
+
+    def _after_guess(self, block: Block, hblock: Block) -> FrozenSet[Block]:
+        a = self.cfg.ipdom.get(hblock)
+        return frozenset([a]) if a is not None else frozenset()
+
+    def _is_finally(self, hs: List[ast.stmt]) -> bool:
+        if not hs or not isinstance(hs[-1], Reraise):
+            return False
+        for s in hs:
+            for node in ast.walk(s):
+                if isinstance(node, (M.ExcMatch, PopExcept)):
+                    return False
+        return True
+
+    def strip_finally_copies(self, body: List[ast.stmt], final: List[ast.stmt]) -> List[ast.stmt]:
+        """Remove the copy of ``finally`` the compiler put before each return/break/continue."""
+        n = len(final)
+        dumped = [ast.dump(s) for s in final]
+        out: List[ast.stmt] = []
+        k = 0
+        while k < len(body):
+            s = body[k]
+            window = body[k:k + n]
+            if len(window) == n and [ast.dump(x) for x in window] == dumped and k + n < len(body) \
+                    and isinstance(body[k + n], (ast.Return, ast.Break, ast.Continue)):
+                k += n
+                continue
+            if isinstance(s, ast.If):
+                s.body = self.strip_finally_copies(s.body, final)
+                s.orelse = self.strip_finally_copies(s.orelse, final)
+            out.append(s)
+            k += 1
+        return _fold_spilled_return(out)
+
+    def parse_handlers(self, hs: List[ast.stmt]) -> List[ast.ExceptHandler]:
+        clauses: List[ast.ExceptHandler] = []
+        rest = list(hs)
+        while rest:
+            first = rest[0]
+            if isinstance(first, ast.If) and isinstance(first.test, M.ExcMatch):
+                clauses.append(self._clause(first.test.value, first.body))
+                rest = list(first.orelse) + rest[1:]
+                continue
+            if isinstance(first, ast.If) and isinstance(first.test, ast.UnaryOp) \
+                    and isinstance(first.test.operand, M.ExcMatch):
+                # ``if not match: <other clauses>`` followed by this clause's body
+                clauses.append(self._clause(first.test.operand.value, rest[1:]))
+                rest = list(first.body) + list(first.orelse)
+                continue
+            break
+        if len(rest) == 1 and isinstance(rest[0], Reraise):
+            rest = []
+        if rest:
+            clauses.append(self._clause(None, rest))
+        if not clauses:
+            raise StructureError("try without handlers")
+        return clauses
+
+    def _clause(self, exc_type: Optional[ast.expr], body: List[ast.stmt]) -> ast.ExceptHandler:
+        name = None
+        if body and isinstance(body[0], ast.Assign) and isinstance(body[0].value, M.Exc) \
+                and isinstance(body[0].targets[0], ast.Name):
+            name = body[0].targets[0].id
+            body = body[1:]
+        body = _strip_pop_except(body, name)
+        return ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
+
+
+def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
+    if len(prefix) == 1 and isinstance(prefix[0], ast.Pass):
+        return True
+    return [ast.dump(s) for s in stmts[:len(prefix)]] == [ast.dump(s) for s in prefix]
+
+
+def _fold_spilled_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``__t = v; return __t`` (left by a finally copy between them) -> ``return v``."""
+    out: List[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.Return) and isinstance(s.value, ast.Name) and out \
+                and isinstance(out[-1], ast.Assign) and len(out[-1].targets) == 1 \
+                and isinstance(out[-1].targets[0], ast.Name) and out[-1].targets[0].id == s.value.id \
+                and s.value.id.startswith("__pellucid_t"):
+            out[-1] = ast.Return(out[-1].value)
+            continue
+        out.append(s)
+    return out
+
+
+def _strip_pop_except(body: List[ast.stmt], name: Optional[str]) -> List[ast.stmt]:
+    out: List[ast.stmt] = []
+    k = 0
+    while k < len(body):
+        s = body[k]
+        if isinstance(s, PopExcept):
+            k += 1
+            if name is not None and k + 1 < len(body) + 1:
+                if k < len(body) and _is_assign_none(body[k], name):
+                    k += 1
+                if k < len(body) and isinstance(body[k], ast.Delete) and len(body[k].targets) == 1 \
+                        and isinstance(body[k].targets[0], ast.Name) and body[k].targets[0].id == name:
+                    k += 1
+            continue
+        if isinstance(s, ast.If):
+            s.body = _strip_pop_except(s.body, name) or [ast.Pass()]
+            s.orelse = _strip_pop_except(s.orelse, name)
+        out.append(s)
+        k += 1
+    return out
+
+
+def _is_assign_none(s: ast.stmt, name: str) -> bool:
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+        and s.targets[0].id == name and isinstance(s.value, ast.Constant) and s.value.value is None

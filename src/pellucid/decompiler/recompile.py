@@ -1,0 +1,107 @@
+"""Source back to a code object that can replace the original (``func.__code__ = ...``).
+
+The decompiled definition is compiled inside a wrapper function whose parameters are the
+original's free variables, so the new code gets the same closure layout; then names, flags and
+the file name are set to match.
+"""
+import ast
+import os
+import sys
+import types
+from typing import Any, Dict, List, Optional
+
+from pellucid.decompiler.constants import ConstantPool
+from pellucid.decompiler.render import code_to_ast, is_module_code
+from pellucid.decompiler.unparse import unparse
+from pellucid.errors import DecompileError
+
+PY = sys.version_info[:2]
+_KIND_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generator, coroutine, iterable coroutine, async gen
+WRAPPER = "__pellucid_closure__"
+TARGET = "__pellucid_target__"
+
+
+class Recompiled:
+    """Result of recompiling: the code object, its source, and names it needs bound."""
+
+    def __init__(self, code: types.CodeType, source: str, bindings: Dict[str, Any]) -> None:
+        self.code = code
+        self.source = source
+        self.bindings = bindings
+
+
+def source_for_recompile(code: types.CodeType) -> "tuple[str, ConstantPool]":
+    pool = ConstantPool()
+    if is_module_code(code):
+        tree, pool = code_to_ast(code, consts=pool)
+        return unparse(tree), pool
+    tree, pool = code_to_ast(code, name=TARGET, consts=pool)
+    fn = tree.body[0]
+    if code.co_freevars:
+        args = ast.arguments(posonlyargs=[], args=[ast.arg(n, None) for n in code.co_freevars],
+                             vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        wrapper = ast.FunctionDef(WRAPPER, args, [fn, ast.Return(ast.Name(TARGET, ast.Load()))], [], None)
+        if PY >= (3, 12):
+            wrapper.type_params = []
+        tree = ast.Module([wrapper], [])
+    return unparse(tree), pool
+
+
+def _find(code: types.CodeType, name: str) -> Optional[types.CodeType]:
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            if c.co_name == name:
+                return c
+            found = _find(c, name)
+            if found is not None:
+                return found
+    return None
+
+
+def recompile_full(code: types.CodeType, path: Optional[str] = None) -> Recompiled:
+    """Recompile ``code``; see :func:`pellucid.recompile`."""
+    source, pool = source_for_recompile(code)
+    filename = os.path.abspath(path) if path else code.co_filename
+    if path:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(source + "\n")
+    try:
+        module = compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise DecompileError("decompiled source of %s does not compile: %s" % (code.co_name, exc))
+    if is_module_code(code):
+        return Recompiled(module, source, pool.bindings)
+    new = _find(module, TARGET)
+    if new is None:
+        raise DecompileError("recompiled source lost the function %s" % code.co_name)
+    problems: List[str] = []
+    for attr in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount"):
+        if getattr(new, attr, 0) != getattr(code, attr, 0):
+            problems.append(attr)
+    if new.co_freevars != code.co_freevars:
+        problems.append("co_freevars %r != %r" % (new.co_freevars, code.co_freevars))
+    if (new.co_flags & _KIND_FLAGS) != (code.co_flags & _KIND_FLAGS):
+        problems.append("co_flags %#x != %#x" % (new.co_flags, code.co_flags))
+    if new.co_varnames[:_nargs(code)] != code.co_varnames[:_nargs(code)]:
+        problems.append("argument names")
+    if problems:
+        raise DecompileError("recompiled %s differs in layout: %s" % (code.co_name, ", ".join(problems)))
+    changes: Dict[str, Any] = {"co_name": code.co_name, "co_flags": code.co_flags}
+    if PY >= (3, 11):
+        changes["co_qualname"] = code.co_qualname
+    if not path:
+        changes["co_filename"] = code.co_filename
+    return Recompiled(new.replace(**changes), source, pool.bindings)
+
+
+def _nargs(code: types.CodeType) -> int:
+    n = code.co_argcount + code.co_kwonlyargcount
+    if code.co_flags & 0x04:
+        n += 1
+    if code.co_flags & 0x08:
+        n += 1
+    return n
+
+
+def recompile_code(code: types.CodeType, path: Optional[str] = None) -> types.CodeType:
+    return recompile_full(code, path).code

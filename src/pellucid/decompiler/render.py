@@ -1,0 +1,61 @@
+"""A whole code object as source: a module, a ``def``/``async def``, or a ``lambda``."""
+import ast
+import sys
+import types
+from typing import Any, Dict, Optional, Tuple
+
+from pellucid.decompiler.body import BodyDecompiler
+from pellucid.decompiler.constants import ConstantPool
+from pellucid.decompiler.functions import build_arguments, finish_function_body, CO_COROUTINE, CO_ASYNC_GENERATOR
+from pellucid.decompiler.unparse import unparse
+
+PY = sys.version_info[:2]
+
+
+def is_module_code(code: types.CodeType) -> bool:
+    return code.co_name == "<module>"
+
+
+def code_to_ast(code: types.CodeType, name: Optional[str] = None,
+                consts: Optional[ConstantPool] = None,
+                defaults: Optional[Dict[str, Any]] = None) -> Tuple[ast.Module, ConstantPool]:
+    """The module AST holding ``code`` (its body for module code, else one definition)."""
+    pool = consts if consts is not None else ConstantPool()
+    sub = BodyDecompiler(code, pool)
+    stmts = sub.statements()
+    if is_module_code(code):
+        if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
+            stmts = stmts[:-1]
+        return ast.Module(stmts, []), pool
+    body = finish_function_body(code, stmts, sub)
+    d = defaults or {}
+    args = build_arguments(code, d.get("defaults", []), d.get("kwdefaults", {}), d.get("annotations", {}))
+    fname = name or (code.co_name if code.co_name.isidentifier() else "__pellucid_function__")
+    kind = ast.AsyncFunctionDef if code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
+    node = kind(fname, args, body or [ast.Pass()], [], d.get("annotations", {}).get("return"))
+    if PY >= (3, 12):
+        node.type_params = []
+    return ast.Module([node], []), pool
+
+
+def render_code(code: types.CodeType, func: Any = None) -> str:
+    """Readable source for ``code``; a lambda is shown as ``lambda ...: ...``."""
+    pool = ConstantPool()
+    defaults = defaults_of(func, pool) if func is not None else None
+    tree, pool = code_to_ast(code, consts=pool, defaults=defaults)
+    if code.co_name == "<lambda>" and len(tree.body) == 1:
+        fn = tree.body[0]
+        if len(fn.body) == 1 and isinstance(fn.body[0], ast.Return):
+            value = fn.body[0].value or ast.Constant(None)
+            return unparse(ast.Expression(ast.Lambda(fn.args, value)))
+    return unparse(tree)
+
+
+def defaults_of(func: Any, pool: ConstantPool) -> Dict[str, Any]:
+    """Default values and annotations of a function object, as expressions."""
+    out: Dict[str, Any] = {}
+    defaults = getattr(func, "__defaults__", None) or ()
+    out["defaults"] = [pool.expr(v) for v in defaults]
+    kwd = getattr(func, "__kwdefaults__", None) or {}
+    out["kwdefaults"] = {k: pool.expr(v) for k, v in kwd.items()}
+    return out

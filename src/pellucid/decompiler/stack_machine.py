@@ -1,0 +1,684 @@
+"""Symbolic execution of straight-line neutral instructions: the stack holds expressions.
+
+Each instruction pops expressions and pushes a bigger one, or emits a statement.  Values that are
+not Python expressions (an iterator held by a loop, a ``with``'s ``__exit__``, a NULL slot...) are
+:mod:`pellucid.decompiler.markers`; statements that the structurer must finish (an ``except``
+clause's ``as`` binding, a loop target) are emitted as assignments from those markers.
+"""
+import ast
+import types
+from typing import Any, List, Optional
+
+from pellucid.bytecode.instruction import Instr
+from pellucid.decompiler import markers as M
+from pellucid.decompiler.errors import StructureError
+
+BINOPS = {
+    "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "@": ast.MatMult, "/": ast.Div, "//": ast.FloorDiv,
+    "%": ast.Mod, "**": ast.Pow, "<<": ast.LShift, ">>": ast.RShift, "&": ast.BitAnd,
+    "|": ast.BitOr, "^": ast.BitXor,
+}
+CMPOPS = {
+    "<": ast.Lt, "<=": ast.LtE, "==": ast.Eq, "!=": ast.NotEq, ">": ast.Gt, ">=": ast.GtE,
+    "is": ast.Is, "is not": ast.IsNot, "in": ast.In, "not in": ast.NotIn,
+}
+UNOPS = {"+": ast.UAdd, "-": ast.USub, "~": ast.Invert, "not": ast.Not}
+INPLACE_FUNCS = {
+    "+": "iadd", "-": "isub", "*": "imul", "@": "imatmul", "/": "itruediv", "//": "ifloordiv",
+    "%": "imod", "**": "ipow", "<<": "ilshift", ">>": "irshift", "&": "iand", "|": "ior", "^": "ixor",
+}
+
+
+class Inplace(M.Marker):
+    """``left op= right`` computed but not yet stored (an augmented assignment in progress)."""
+
+    _fields = ("left", "op", "right")
+
+    def __init__(self, left: ast.expr, op: str, right: ast.expr) -> None:
+        super().__init__(None)
+        self.left, self.op, self.right = left, op, right
+
+
+class ImportModule(M.Marker):
+    """Result of ``IMPORT_NAME``; ``names`` collects ``from ... import`` targets."""
+
+    def __init__(self, name: str, level: int, fromlist: Any) -> None:
+        super().__init__(name)
+        self.level = level
+        self.fromlist = fromlist
+        self.names: List[ast.alias] = []
+
+
+class ImportAttr(M.Marker):
+    """``IMPORT_FROM`` result: one name from a module (``value`` = ImportModule)."""
+
+    def __init__(self, module: ImportModule, name: str) -> None:
+        super().__init__(module)
+        self.name = name
+
+
+class UnpackGroup:
+    """An unpacking assignment being filled in slot by slot."""
+
+    def __init__(self, value: ast.expr, count: int, star: Optional[int]) -> None:
+        self.value = value
+        self.targets: List[Optional[ast.expr]] = [None] * count
+        self.star = star
+        self.parent: Optional[M.UnpackItem] = None
+
+
+class Converted(M.Marker):
+    """3.13 ``CONVERT_VALUE``: value with a pending ``!r``/``!s``/``!a``."""
+
+    def __init__(self, value: ast.expr, conversion: int) -> None:
+        super().__init__(value)
+        self.conversion = conversion
+
+
+class ExitResult(M.Marker):
+    """What calling a ``with``'s ``__exit__(None, None, None)`` returned (always discarded)."""
+
+
+class CompAppend(ast.stmt):
+    """Pseudo statement: a comprehension adds ``value`` (and ``key``) to its result."""
+
+    _fields = ("kind", "key", "value")
+
+    def __init__(self, kind: str, value: ast.expr, key: Optional[ast.expr] = None) -> None:
+        super().__init__()
+        self.kind, self.value, self.key = kind, value, key
+
+
+class Reraise(ast.stmt):
+    """Pseudo statement: ``RERAISE`` — re-raise the exception being handled."""
+
+    _fields = ()
+
+
+class PopExcept(ast.stmt):
+    """Pseudo statement: ``POP_EXCEPT`` — leave an ``except`` clause."""
+
+    _fields = ()
+
+
+def name_load(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
+
+
+def is_simple(node: ast.expr) -> bool:
+    """Expressions that evaluate without side effects and can be duplicated freely."""
+    return isinstance(node, (ast.Constant,)) or (
+        isinstance(node, ast.Name) and node.id.startswith("__pellucid"))
+
+
+def same_expr(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the same computation (one evaluation duplicated by COPY)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.Name):
+        return a.id == b.id
+    if isinstance(a, ast.Constant):
+        return type(a.value) is type(b.value) and a.value == b.value
+    if isinstance(a, ast.Slice):
+        return all(same_expr(getattr(a, f), getattr(b, f)) for f in ("lower", "upper", "step"))
+    if isinstance(a, ast.Tuple):
+        return len(a.elts) == len(b.elts) and all(same_expr(x, y) for x, y in zip(a.elts, b.elts))
+    if isinstance(a, ast.Attribute):
+        return a.attr == b.attr and same_expr(a.value, b.value)
+    if isinstance(a, ast.Subscript):
+        return same_expr(a.value, b.value) and same_expr(a.slice, b.slice)
+    return False
+
+
+def to_store(node: ast.expr) -> ast.expr:
+    """A copy of a load expression usable as an assignment target."""
+    if isinstance(node, ast.Name):
+        return ast.Name(node.id, ast.Store())
+    if isinstance(node, ast.Attribute):
+        return ast.Attribute(node.value, node.attr, ast.Store())
+    if isinstance(node, ast.Subscript):
+        return ast.Subscript(node.value, node.slice, ast.Store())
+    raise StructureError("cannot assign to %s" % type(node).__name__)
+
+
+class StackMachine:
+    """Mixin: executes one neutral instruction against a symbolic stack.
+
+    The host class provides ``self.code``, ``self.consts`` (ConstantPool), ``self.globals_``,
+    ``self.nonlocals`` (sets of names needing declarations), ``self.make_function`` and
+    ``self.emit``.
+    """
+
+    code: types.CodeType
+
+    # -- helpers --------------------------------------------------------------------------------
+    def value(self, node: Any) -> ast.expr:
+        """Turn a stack entry into a real expression (or fail if it has none)."""
+        if isinstance(node, Inplace):
+            func = ast.Attribute(ast.Call(name_load("__import__"), [ast.Constant("operator")], []),
+                                 INPLACE_FUNCS[node.op], ast.Load())
+            return ast.Call(func, [self.value(node.left), self.value(node.right)], [])
+        if isinstance(node, ast.FormattedValue):
+            return ast.JoinedStr([node])
+        if isinstance(node, M.Marker):
+            raise StructureError("stack value %r used as an expression" % (node,))
+        return node
+
+    def emit(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> None:
+        raise NotImplementedError
+
+    # -- the instruction set ----------------------------------------------------------------------
+    def step(self, ins: Instr, stack: List[Any], out: List[ast.stmt]) -> None:  # noqa: C901
+        op = ins.op
+        arg = ins.arg
+        handler = getattr(self, "op_" + op, None)
+        if handler is not None:
+            handler(arg, stack, out, ins)
+            return
+        raise StructureError("unsupported instruction %s" % op)
+
+    # loads ------------------------------------------------------------------------------------
+    def op_LOAD_CONST(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if isinstance(arg, types.CodeType):
+            stack.append(ast.Constant(arg))
+        else:
+            stack.append(self.consts.expr(arg))
+
+    def op_LOAD_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(name_load(arg))
+
+    op_LOAD_NAME = op_LOAD_DEREF = op_LOAD_CLASSDEREF = op_LOAD_FAST
+
+    def op_LOAD_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg in self.local_names:
+            self.globals_.add(arg)
+        stack.append(name_load(arg))
+
+    def op_LOAD_CLOSURE(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.Marker(("closure", arg)))
+
+    def op_LOAD_FROM_DICT_OR_DEREF(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.pop()  # the class namespace LOAD_LOCALS pushed
+        stack.append(name_load(arg))
+
+    def op_LOAD_FROM_DICT_OR_GLOBALS(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.pop()
+        stack.append(name_load(arg))
+
+    def op_LOAD_LOCALS(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.Marker("locals"))
+
+    def op_LOAD_ATTR(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        obj = self.value(stack.pop())
+        stack.append(ast.Attribute(obj, arg, ast.Load()))
+
+    def op_LOAD_SUPER_ATTR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        name, two_arg = arg
+        self_arg = stack.pop()
+        cls = stack.pop()
+        sup = stack.pop()
+        call_args = [self.value(cls), self.value(self_arg)] if two_arg else []
+        stack.append(ast.Attribute(ast.Call(self.value(sup), call_args, []), name, ast.Load()))
+
+    def op_PUSH_NULL(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.Null())
+
+    def op_LOAD_BUILD_CLASS(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.ClassBuilder())
+
+    def op_LOAD_ASSERTION_ERROR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(name_load("AssertionError"))
+
+    # stack shuffles -----------------------------------------------------------------------------
+    def op_POP_TOP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = stack.pop()
+        if isinstance(v, ImportModule):
+            if v.names:
+                self.emit(out, ast.ImportFrom(v.value if v.level == 0 or v.value else None,
+                                              v.names, v.level), stack)
+            return
+        if isinstance(v, Inplace) or not isinstance(v, M.Marker):
+            self.emit(out, ast.Expr(self.value(v)), stack)
+
+    def op_COPY(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(stack[-arg])
+
+    def op_SWAP(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack[-1], stack[-arg] = stack[-arg], stack[-1]
+
+    def op_ROT(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        top = stack.pop()
+        stack.insert(len(stack) - arg + 1, top)
+
+    # operators ------------------------------------------------------------------------------------
+    def op_BINARY(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        right = self.value(stack.pop())
+        left = self.value(stack.pop())
+        stack.append(ast.BinOp(left, BINOPS[arg](), right))
+
+    def op_INPLACE(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        right = self.value(stack.pop())
+        left = self.value(stack.pop())
+        stack.append(Inplace(left, arg, right))
+
+    def op_UNARY(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        operand = self.value(stack.pop())
+        stack.append(ast.UnaryOp(UNOPS[arg](), operand))
+
+    def op_COMPARE(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        right = stack.pop()
+        left = self.value(stack.pop())
+        if arg in ("in", "not in") and isinstance(right, ast.Call) and \
+                isinstance(right.func, ast.Name) and right.func.id == "frozenset" and right.args \
+                and isinstance(right.args[0], ast.Set):
+            right = right.args[0]  # the compiler turned ``x in {1, 2}`` into a frozenset constant
+        stack.append(ast.Compare(left, [CMPOPS[arg]()], [self.value(right)]))
+
+    def op_SUBSCR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        key = self.value(stack.pop())
+        container = self.value(stack.pop())
+        stack.append(ast.Subscript(container, key, ast.Load()))
+
+    def op_BUILD_SLICE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        parts = [self.value(stack.pop()) for _ in range(arg)][::-1]
+
+        def opt(e: ast.expr) -> Optional[ast.expr]:
+            return None if isinstance(e, ast.Constant) and e.value is None else e
+        step = opt(parts[2]) if arg == 3 else None
+        stack.append(ast.Slice(opt(parts[0]), opt(parts[1]), step))
+
+    # containers ---------------------------------------------------------------------------------
+    def _pop_n(self, stack: List[Any], n: int) -> List[ast.expr]:
+        items = stack[len(stack) - n:] if n else []
+        del stack[len(stack) - n:]
+        return [self.value(x) for x in items]
+
+    def op_BUILD_TUPLE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        items = stack[len(stack) - arg:] if arg else []
+        if items and all(isinstance(x, M.Marker) and isinstance(x.value, tuple) and x.value[0] == "closure"
+                         for x in items):
+            del stack[len(stack) - arg:]
+            stack.append(M.Marker(("closure_tuple", [x.value[1] for x in items])))
+            return
+        stack.append(ast.Tuple(self._pop_n(stack, arg), ast.Load()))
+
+    def op_BUILD_LIST(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(ast.List(self._pop_n(stack, arg), ast.Load()))
+
+    def op_BUILD_SET(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        items = self._pop_n(stack, arg)
+        stack.append(ast.Set(items) if items else ast.Call(name_load("set"), [], []))
+
+    def op_BUILD_MAP(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        flat = self._pop_n(stack, 2 * arg)
+        stack.append(ast.Dict(list(flat[0::2]), list(flat[1::2])))
+
+    def op_BUILD_CONST_KEY_MAP(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        keys = stack.pop()
+        values = self._pop_n(stack, arg)
+        if isinstance(keys, ast.Tuple):
+            key_exprs = list(keys.elts)
+        else:
+            raise StructureError("BUILD_CONST_KEY_MAP without constant keys")
+        stack.append(ast.Dict(key_exprs, values))
+
+    def op_BUILD_STRING(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        parts = stack[len(stack) - arg:]
+        del stack[len(stack) - arg:]
+        values: List[ast.expr] = []
+        for p in parts:
+            if isinstance(p, ast.JoinedStr):
+                values.extend(p.values)
+            elif isinstance(p, ast.FormattedValue) or (isinstance(p, ast.Constant) and isinstance(p.value, str)):
+                values.append(p)
+            else:
+                values.append(ast.FormattedValue(self.value(p), -1, None))
+        stack.append(ast.JoinedStr(values))
+
+    def op_CONVERT(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(Converted(self.value(stack.pop()), arg))
+
+    def op_FORMAT(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        conv, has_spec = arg
+        spec = None
+        if has_spec:
+            s = stack.pop()
+            if isinstance(s, ast.JoinedStr):
+                spec = s
+            elif isinstance(s, ast.Constant):
+                spec = ast.JoinedStr([s])
+            elif isinstance(s, ast.FormattedValue):
+                spec = ast.JoinedStr([s])
+            else:
+                spec = ast.JoinedStr([ast.FormattedValue(self.value(s), -1, None)])
+        v = stack.pop()
+        if isinstance(v, Converted):
+            conv, v = v.conversion, v.value
+        stack.append(ast.FormattedValue(self.value(v), conv, spec))
+
+    def _container_below(self, stack: List[Any], depth: int) -> Any:
+        return stack[-depth]
+
+    def op_LIST_APPEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = self.value(stack.pop())
+        target = stack[-arg]
+        if arg == 1 and isinstance(target, ast.List):
+            target.elts.append(v)
+        else:
+            self.emit(out, CompAppend("list", v), stack)
+
+    def op_SET_ADD(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = self.value(stack.pop())
+        target = stack[-arg]
+        if arg == 1 and isinstance(target, ast.Set):
+            target.elts.append(v)
+        else:
+            self.emit(out, CompAppend("set", v), stack)
+
+    def op_MAP_ADD(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = self.value(stack.pop())
+        k = self.value(stack.pop())
+        target = stack[-arg]
+        if arg == 1 and isinstance(target, ast.Dict):
+            target.keys.append(k)
+            target.values.append(v)
+        else:
+            self.emit(out, CompAppend("dict", v, k), stack)
+
+    def op_LIST_EXTEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        seq = self.value(stack.pop())
+        target = stack[-arg]
+        if not isinstance(target, ast.List):
+            raise StructureError("LIST_EXTEND on a non-display")
+        if isinstance(seq, ast.Tuple) and all(isinstance(e, ast.Constant) for e in seq.elts) \
+                and not target.elts:
+            target.elts.extend(seq.elts)
+        else:
+            target.elts.append(ast.Starred(seq, ast.Load()))
+
+    def op_SET_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        seq = self.value(stack.pop())
+        target = stack[-arg]
+        if isinstance(target, ast.Call) and not target.args:  # ``set()`` from BUILD_SET 0
+            target = ast.Set([])
+            stack[-arg] = target
+        if not isinstance(target, ast.Set):
+            raise StructureError("SET_UPDATE on a non-display")
+        if isinstance(seq, ast.Call) and isinstance(seq.func, ast.Name) and seq.func.id == "frozenset" \
+                and seq.args and isinstance(seq.args[0], ast.Set) and not target.elts:
+            target.elts.extend(seq.args[0].elts)
+        else:
+            target.elts.append(ast.Starred(seq, ast.Load()))
+
+    def op_DICT_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        mapping = self.value(stack.pop())
+        target = stack[-arg]
+        if not isinstance(target, ast.Dict):
+            raise StructureError("DICT_UPDATE on a non-display")
+        if isinstance(mapping, ast.Dict) and not target.keys:
+            target.keys.extend(mapping.keys)
+            target.values.extend(mapping.values)
+        else:
+            target.keys.append(None)  # type: ignore[arg-type]
+            target.values.append(mapping)
+
+    op_DICT_MERGE = op_DICT_UPDATE
+
+    def op_LIST_TO_TUPLE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        lst = stack.pop()
+        if not isinstance(lst, ast.List):
+            raise StructureError("LIST_TO_TUPLE on a non-display")
+        stack.append(ast.Tuple(lst.elts, ast.Load()))
+
+    def _build_unpack(self, arg: int, stack: List[Any], kind: str) -> None:
+        parts = self._pop_n(stack, arg)
+        elts: List[ast.expr] = []
+        for p in parts:
+            if isinstance(p, (ast.Tuple, ast.List, ast.Set)) and kind != "map":
+                elts.extend(p.elts)
+            else:
+                elts.append(ast.Starred(p, ast.Load()))
+        if kind == "tuple":
+            stack.append(ast.Tuple(elts, ast.Load()))
+        elif kind == "list":
+            stack.append(ast.List(elts, ast.Load()))
+        else:
+            stack.append(ast.Set(elts))
+
+    def op_BUILD_TUPLE_UNPACK(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self._build_unpack(arg, stack, "tuple")
+
+    op_BUILD_TUPLE_UNPACK_WITH_CALL = op_BUILD_TUPLE_UNPACK
+
+    def op_BUILD_LIST_UNPACK(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self._build_unpack(arg, stack, "list")
+
+    def op_BUILD_SET_UNPACK(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self._build_unpack(arg, stack, "set")
+
+    def op_BUILD_MAP_UNPACK(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        parts = self._pop_n(stack, arg)
+        keys: List[Optional[ast.expr]] = []
+        values: List[ast.expr] = []
+        for p in parts:
+            if isinstance(p, ast.Dict):
+                keys.extend(p.keys)
+                values.extend(p.values)
+            else:
+                keys.append(None)
+                values.append(p)
+        stack.append(ast.Dict(keys, values))
+
+    op_BUILD_MAP_UNPACK_WITH_CALL = op_BUILD_MAP_UNPACK
+
+    # calls ----------------------------------------------------------------------------------------
+    def _callable(self, stack: List[Any], null_slot: bool) -> tuple:
+        if not null_slot:
+            return stack.pop(), []
+        b = stack.pop()
+        a = stack.pop()
+        if isinstance(b, M.Null):
+            return a, []
+        if isinstance(a, M.Null):
+            return b, []
+        return a, [b]
+
+    def op_CALL(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        argc, kwnames, null_slot = arg
+        if kwnames is None:
+            names_node = stack.pop()
+            if not isinstance(names_node, ast.Tuple):
+                raise StructureError("keyword names are not a constant tuple")
+            kwnames = tuple(e.value for e in names_node.elts)
+        raw_args = stack[len(stack) - argc:] if argc else []
+        del stack[len(stack) - argc:]
+        func, self_arg = self._callable(stack, null_slot)
+        raw_args = self_arg + raw_args
+        self.build_call(func, raw_args, kwnames, stack, out)
+
+    def build_call(self, func: Any, raw_args: List[Any], kwnames: tuple, stack: List[Any],
+                   out: List[ast.stmt]) -> None:
+        if isinstance(func, M.WithExit):
+            stack.append(ExitResult())
+            return
+        special = self.special_call(func, raw_args, kwnames, stack, out)
+        if special:
+            return
+        nkw = len(kwnames)
+        pos = [self.value(a) for a in raw_args[:len(raw_args) - nkw]]
+        kws = [ast.keyword(k, self.value(v)) for k, v in zip(kwnames, raw_args[len(raw_args) - nkw:])]
+        stack.append(ast.Call(self.value(func), pos, kws))
+
+    def special_call(self, func: Any, args: List[Any], kwnames: tuple, stack: List[Any],
+                     out: List[ast.stmt]) -> bool:
+        """Hook for calls that are really syntax (comprehensions, class statements)."""
+        return False
+
+    def op_CALL_EX(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        has_kw, null_slot = arg
+        kwargs = self.value(stack.pop()) if has_kw else None
+        args = self.value(stack.pop())
+        func, self_arg = self._callable(stack, null_slot)
+        pos: List[ast.expr] = [self.value(a) for a in self_arg]
+        if isinstance(args, ast.Tuple):
+            pos.extend(args.elts)
+        else:
+            pos.append(ast.Starred(args, ast.Load()))
+        kws: List[ast.keyword] = []
+        if kwargs is not None:
+            if isinstance(kwargs, ast.Dict):
+                for k, v in zip(kwargs.keys, kwargs.values):
+                    if k is None:
+                        kws.append(ast.keyword(None, v))
+                    elif isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier():
+                        kws.append(ast.keyword(k.value, v))
+                    else:
+                        kws.append(ast.keyword(None, ast.Dict([k], [v])))
+            else:
+                kws.append(ast.keyword(None, kwargs))
+        if isinstance(func, M.ClassBuilder):
+            raise StructureError("class statement with star arguments")
+        stack.append(ast.Call(self.value(func), pos, kws))
+
+    # iteration / generators -----------------------------------------------------------------------
+    def op_GET_ITER(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.Iterator(self.value(stack.pop())))
+
+    def op_GET_AITER(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.Iterator(self.value(stack.pop()), lineno=1))  # lineno=1 flags "async"
+
+    def op_GET_YIELD_FROM_ITER(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = stack.pop()
+        if isinstance(v, M.Iterator):  # genexpr's implicit iterator, already an iterator
+            v = v.value
+        stack.append(M.Awaitable(("yield from", self.value(v))))
+
+    def op_GET_AWAITABLE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(M.Awaitable(("await", self.value(stack.pop()))))
+
+    def op_YIELD_FROM(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.pop()  # the None sent first
+        aw = stack.pop()
+        if not isinstance(aw, M.Awaitable):
+            raise StructureError("yield from without its iterator")
+        kind, v = aw.value
+        if kind == "await":
+            stack.append(ast.Await(v))
+        elif kind == "anext":
+            stack.append(M.NextValue(v))
+        else:
+            stack.append(ast.YieldFrom(v))
+
+    def op_YIELD_VALUE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = stack.pop()
+        if isinstance(v, ast.Constant) and v.value is None:
+            stack.append(ast.Yield(None))
+        else:
+            stack.append(ast.Yield(self.value(v)))
+
+    # statements -----------------------------------------------------------------------------------
+    def op_RETURN_VALUE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = stack.pop()
+        self.emit(out, ast.Return(None if isinstance(v, ast.Constant) and v.value is None
+                                  else self.value(v)), stack)
+
+    def op_RAISE_VARARGS(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        cause = self.value(stack.pop()) if arg == 2 else None
+        exc = self.value(stack.pop()) if arg >= 1 else None
+        self.emit(out, ast.Raise(exc, cause), stack)
+
+    def op_RERAISE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.emit(out, Reraise(), stack)
+
+    def op_STORE_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.store(ast.Name(arg, ast.Store()), stack.pop(), stack, out)
+
+    op_STORE_NAME = op_STORE_FAST
+
+    def op_STORE_DEREF(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg in self.code.co_freevars:
+            self.nonlocals.add(arg)
+        self.store(ast.Name(arg, ast.Store()), stack.pop(), stack, out)
+
+    def op_STORE_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.globals_.add(arg)
+        self.store(ast.Name(arg, ast.Store()), stack.pop(), stack, out)
+
+    def op_STORE_ATTR(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        obj = self.value(stack.pop())
+        self.store(ast.Attribute(obj, arg, ast.Store()), stack.pop(), stack, out)
+
+    def op_STORE_SUBSCR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        key = self.value(stack.pop())
+        container = self.value(stack.pop())
+        self.store(ast.Subscript(container, key, ast.Store()), stack.pop(), stack, out)
+
+    def op_DELETE_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.emit(out, ast.Delete([ast.Name(arg, ast.Del())]), stack)
+
+    op_DELETE_NAME = op_DELETE_FAST
+
+    def op_DELETE_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.globals_.add(arg)
+        self.op_DELETE_FAST(arg, stack, out, ins)
+
+    def op_DELETE_DEREF(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg in self.code.co_freevars:
+            self.nonlocals.add(arg)
+        self.op_DELETE_FAST(arg, stack, out, ins)
+
+    def op_DELETE_ATTR(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        obj = self.value(stack.pop())
+        self.emit(out, ast.Delete([ast.Attribute(obj, arg, ast.Del())]), stack)
+
+    def op_DELETE_SUBSCR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        key = self.value(stack.pop())
+        container = self.value(stack.pop())
+        self.emit(out, ast.Delete([ast.Subscript(container, key, ast.Del())]), stack)
+
+    def op_UNPACK_SEQUENCE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self._unpack(stack, arg, None)
+
+    def op_UNPACK_EX(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        before, after = arg
+        self._unpack(stack, before + 1 + after, before)
+
+    def _unpack(self, stack: List[Any], count: int, star: Optional[int]) -> None:
+        v = stack.pop()
+        group = UnpackGroup(v, count, star)
+        if isinstance(v, M.UnpackItem):
+            group.parent = v
+        for k in reversed(range(count)):
+            stack.append(M.UnpackItem((group, k)))
+
+    def op_IMPORT_NAME(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        fromlist = stack.pop()
+        level = stack.pop()
+        lv = level.value if isinstance(level, ast.Constant) else 0
+        fl = fromlist.elts if isinstance(fromlist, ast.Tuple) else None
+        stack.append(ImportModule(arg, lv, fl))
+
+    def op_IMPORT_FROM(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        mod = stack[-1]
+        if not isinstance(mod, ImportModule):
+            raise StructureError("IMPORT_FROM without a module")
+        stack.append(ImportAttr(mod, arg))
+
+    def op_IMPORT_STAR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        mod = stack.pop()
+        self.emit(out, ast.ImportFrom(mod.value or None, [ast.alias("*", None)], mod.level), stack)
+
+    def op_PRINT_EXPR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.emit(out, ast.Expr(self.value(stack.pop())), stack)
+
+    def op_SETUP_ANNOTATIONS(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.has_annotations_setup = True
+
+    def op_UNSUPPORTED(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        raise StructureError("unsupported opcode %s" % (arg,))
+
+    # the store dispatcher ------------------------------------------------------------------------
+    def store(self, target: ast.expr, v: Any, stack: List[Any], out: List[ast.stmt]) -> None:
+        raise NotImplementedError

@@ -1,0 +1,290 @@
+"""Control-flow structuring: walk the CFG and rebuild ``if``/``while``/``for``/``and``/``or``.
+
+``walk`` follows normal flow from a block, running the stack machine over each block and turning
+branches into statements.  Where two paths meet is the nearest common post-dominator; loops are
+natural loops (a header dominating its latches); a jump to a loop's header or its exit becomes
+``continue``/``break``.  Anything this cannot express raises :class:`StructureError`, which the
+caller turns into the documented fallback.
+"""
+import ast
+from typing import Any, FrozenSet, List, NamedTuple, Optional, Set, Tuple
+
+from pellucid.bytecode.cfg import Block
+from pellucid.decompiler import markers as M
+from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.stack_machine import same_expr
+
+_POP_JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
+_VALUE_JUMPS = ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
+_TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+
+
+class Loop(NamedTuple):
+    header: Block
+    cont: Block  # where ``continue`` goes
+    brk: Optional[Block]  # where ``break`` goes
+    body: FrozenSet[Block]
+
+
+class Ctx(NamedTuple):
+    loop: Optional[Loop]
+    region: Optional[FrozenSet[Block]]  # blocks this walk may enter (None: any)
+    exc: Optional[int]  # effective exception handler of the region
+
+
+WalkResult = Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]
+
+
+def negate(e: ast.expr) -> ast.expr:
+    """``not e``, simplified where that is exact."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return e.operand
+    if isinstance(e, ast.Compare) and len(e.ops) == 1:
+        flip = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+        t = flip.get(type(e.ops[0]))
+        if t is not None:
+            return ast.Compare(e.left, [t()], e.comparators)
+    return ast.UnaryOp(ast.Not(), e)
+
+
+def boolop(kind: type, a: ast.expr, b: ast.expr) -> ast.expr:
+    values: List[ast.expr] = []
+    for x in (a, b):
+        if isinstance(x, ast.BoolOp) and isinstance(x.op, kind) and not getattr(x, "_paren", False):
+            values.extend(x.values)
+        else:
+            values.append(x)
+    merged = _merge_chained(values) if kind is ast.And else values
+    if len(merged) == 1:
+        return merged[0]
+    return ast.BoolOp(kind(), merged)
+
+
+def _merge_chained(values: List[ast.expr]) -> List[ast.expr]:
+    """``a < b and b < c`` where both ``b`` are one evaluation -> ``a < b < c``."""
+    out: List[ast.expr] = []
+    for v in values:
+        if out and isinstance(v, ast.Compare) and isinstance(out[-1], ast.Compare) \
+                and v.left is out[-1].comparators[-1]:
+            prev = out[-1]
+            out[-1] = ast.Compare(prev.left, prev.ops + v.ops, prev.comparators + v.comparators)
+        else:
+            out.append(v)
+    return out
+
+
+class Structurer:
+    """Mixin over StackMachine: the region walker."""
+
+    def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+             first: Optional[Block] = None) -> WalkResult:
+        out: List[ast.stmt] = []
+        steps = 0
+        while True:
+            steps += 1
+            if steps > 100000:
+                raise StructureError("runaway walk")
+            if block is None:
+                return out, None, None
+            if block in stop:
+                return out, stack, block
+            if block is not first:
+                jump = self.loop_jump(block, ctx)
+                if jump is not None:
+                    self.emit(out, jump, stack)
+                    return out, None, None
+            if ctx.region is not None and block not in ctx.region \
+                    and not self.private_exit(block, ctx):
+                return out, stack, block
+            first = None
+            if block not in self.active_loops and self.cfg.is_loop_header(block):
+                stack, block = self.build_loop(block, stack, ctx, stop, out)
+                if stack is None:
+                    return out, None, None
+                continue
+            if self.effective_handler(block) != ctx.exc:
+                stack, block = self.build_protected(block, stack, ctx, stop, out)
+                if stack is None:
+                    return out, None, None
+                continue
+            nxt = self.run_block(block, stack, ctx, stop, out)
+            if nxt is None:
+                return out, None, None
+            stack, block = nxt
+
+    def loop_jump(self, block: Block, ctx: Ctx) -> Optional[ast.stmt]:
+        loop = ctx.loop
+        if loop is None:
+            return None
+        if block is loop.brk:
+            return ast.Break()
+        if block is loop.cont:
+            return ast.Continue()
+        return None
+
+    # one block ---------------------------------------------------------------------------------
+    def run_block(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
+        for ins in block.instrs[:-1]:
+            self.step(ins, stack, out)
+        last = block.last
+        if last.op in _POP_JUMPS:
+            return self.build_if(block, stack, ctx, stop, out)
+        if last.op in _VALUE_JUMPS:
+            return self.build_value_branch(block, stack, ctx, stop, out)
+        if last.op == "FOR_ITER":
+            raise StructureError("FOR_ITER outside a loop header")
+        if last.op == "JUMP":
+            return stack, block.jump
+        self.step(last, stack, out)
+        if last.op in _TERMINAL:
+            return None
+        return stack, block.fallthrough
+
+    # conditions --------------------------------------------------------------------------------
+    def branch_condition(self, block: Block, stack: List[Any]) -> Tuple[ast.expr, Block, Block]:
+        """Pop the block's condition: (expression, block when true, block when false)."""
+        last = block.last
+        v = self.value(stack.pop())
+        jump, fall = block.jump, block.fallthrough
+        if jump is None or fall is None:
+            raise StructureError("conditional jump out of the code")
+        if last.op == "POP_JUMP_IF_FALSE":
+            return v, fall, jump
+        if last.op == "POP_JUMP_IF_TRUE":
+            return v, jump, fall
+        none = ast.Constant(None)
+        if last.op == "POP_JUMP_IF_NONE":
+            return ast.Compare(v, [ast.Is()], [none]), jump, fall
+        return ast.Compare(v, [ast.IsNot()], [none]), jump, fall
+
+    def _condition_only(self, block: Block, pred: Block, stack: List[Any]) -> Optional[Tuple[ast.expr, Block, Block, List[Any]]]:
+        """If ``block`` just computes another condition (no statements), that condition."""
+        if block.preds != [pred] or block.last.op not in _POP_JUMPS or block in self.active_loops \
+                or self.cfg.is_loop_header(block) or block.handler != pred.handler:
+            return None
+        trial = list(stack)
+        sink: List[ast.stmt] = []
+        try:
+            for ins in block.instrs[:-1]:
+                self.step(ins, trial, sink)
+            if sink:
+                return None
+            e, t, f = self.branch_condition(block, trial)
+        except StructureError:
+            return None
+        return e, t, f, trial
+
+    def _skip_trampoline(self, block: Block) -> Block:
+        """Blocks that only drop a duplicated value and jump on (chained comparisons)."""
+        while all(i.op in ("POP_TOP", "SWAP", "JUMP") for i in block.instrs) \
+                and any(i.op == "POP_TOP" for i in block.instrs) and len(block.instrs) <= 3:
+            nxt = block.jump if block.last.op == "JUMP" else block.fallthrough
+            if nxt is None:
+                break
+            block = nxt
+        return block
+
+    def compound_condition(self, block: Block, stack: List[Any]) -> Tuple[ast.expr, Block, Block, List[Any]]:
+        cond, t, f = self.branch_condition(block, stack)
+        last = block
+        while True:
+            tt = self._skip_trampoline(t)
+            ff = self._skip_trampoline(f)
+            y = self._condition_only(t, last, stack)
+            if y is not None:
+                e2, t2, f2, st = y
+                if self._skip_trampoline(f2) is ff:
+                    cond, t, f, stack, last = boolop(ast.And, cond, e2), t2, f2, st, t
+                    continue
+                if self._skip_trampoline(t2) is ff:
+                    cond, t, f, stack, last = boolop(ast.And, cond, negate(e2)), f2, t2, st, t
+                    continue
+            y = self._condition_only(f, last, stack)
+            if y is not None:
+                e2, t2, f2, st = y
+                if self._skip_trampoline(t2) is tt:
+                    cond, t, f, stack, last = boolop(ast.Or, cond, e2), t2, f2, st, f
+                    continue
+                if self._skip_trampoline(f2) is tt:
+                    cond, t, f, stack, last = boolop(ast.Or, cond, negate(e2)), f2, t2, st, f
+                    continue
+            return cond, self._skip_trampoline(t), self._skip_trampoline(f), stack
+
+    def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                 out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
+        cond, t, f, stack = self.compound_condition(block, list(stack))
+        loop = ctx.loop
+        # ``if c: break`` / ``if c: continue`` where the jump leaves the loop body
+        if loop is not None:
+            for target, other, c in ((t, f, cond), (f, t, negate(cond))):
+                j = self.loop_jump(target, ctx)
+                if j is not None and target not in stop and other is not target:
+                    if self.loop_jump(other, ctx) is None or other in stop:
+                        self.emit(out, ast.If(c, [j], []), stack)
+                        return stack, other
+        if t is f:
+            self.emit(out, ast.Expr(cond), stack)
+            return stack, t
+        guarded = self.build_guarded_while(block, cond, t, f, stack, ctx, stop, out)
+        if guarded is not None:
+            return None if guarded[0] is None else guarded  # type: ignore[return-value]
+        merge = self.cfg.common_pdom(t, f)
+        inner_stop = stop | {merge} if merge is not None else stop
+        then_s, then_stack, then_end = self.walk(t, list(stack), ctx, inner_stop)
+        else_s, else_stack, else_end = self.walk(f, list(stack), ctx, inner_stop)
+        base = len(stack)
+        if then_stack is not None and else_stack is not None and then_end is else_end \
+                and len(then_stack) == base + 1 and len(else_stack) == base + 1 \
+                and not then_s and not else_s:
+            stack = else_stack[:-1] + [ast.IfExp(cond, self.value(then_stack[-1]),
+                                                 self.value(else_stack[-1]))]
+            return stack, then_end
+        if then_stack is None and else_stack is None:
+            self.emit(out, self.make_if(cond, then_s, else_s), stack)
+            return None
+        if then_stack is None:
+            # then-branch never falls through: ``if c: ...; return`` and go on with the else-branch
+            self.emit(out, self.make_if(cond, then_s, []), stack)
+            out.extend(else_s)
+            return else_stack, else_end
+        if else_stack is None:
+            self.emit(out, self.make_if(negate(cond), else_s, []), stack)
+            out.extend(then_s)
+            return then_stack, then_end
+        if then_end is not else_end:
+            raise StructureError("branches of an if meet nowhere")
+        if len(then_stack) != len(else_stack):
+            raise StructureError("branches leave different stack depths")
+        self.emit(out, self.make_if(cond, then_s, else_s), stack)
+        return then_stack, then_end
+
+    def make_if(self, cond: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.stmt:
+        if not body and not orelse:
+            return ast.If(cond, [ast.Pass()], [])
+        if not body:
+            return ast.If(negate(cond), orelse, [])
+        return ast.If(cond, body, orelse)
+
+    def build_value_branch(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                           out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
+        last = block.last
+        v = self.value(stack[-1])
+        jump, fall = block.jump, block.fallthrough
+        if jump is None or fall is None:
+            raise StructureError("value jump out of the code")
+        merge = self.cfg.common_pdom(jump, fall)
+        inner_stop = stop | {merge} if merge is not None else stop
+        j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, inner_stop)
+        f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
+        if j_s or f_s or j_stack is None or f_stack is None or j_end is not f_end \
+                or len(j_stack) != len(f_stack):
+            raise StructureError("and/or whose operands contain statements")
+        kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
+        jv = j_stack[-1]
+        rest = self.value(f_stack[-1])
+        if jv is v or same_expr(jv, v):
+            result = boolop(kind, v, rest)
+        else:
+            raise StructureError("and/or whose short-circuit path changes the value")
+        return f_stack[:-1] + [result], j_end
