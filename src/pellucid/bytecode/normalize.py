@@ -83,7 +83,7 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         return [Instr(a + "_FAST", first, off, line), Instr(b.replace("_FAST", "") + "_FAST", second, off, line)]
     if op == "KW_NAMES":
         # 3.11's dis does not resolve the operand; it indexes co_consts.
-        pending_kw.append(consts[arg] if isinstance(val, str) or val is None else val)
+        pending_kw.append(consts[arg])
         return []
     if op == "CALL_FUNCTION":
         return one("CALL", CallSpec(arg, (), False))

@@ -100,6 +100,11 @@ class BodyDecompiler(FunctionBuilder, ComprehensionBuilder, ProtectedBuilder, Lo
             return node  # consumed by the try builder
         if isinstance(node, M.FunctionStub):
             return self.function_expr(node)
+        from pellucid.decompiler.functions import Decorated, PendingClass
+        if isinstance(node, Decorated):
+            return ast.Call(node.decorator, [self.value(node.value)], [])
+        if isinstance(node, PendingClass):
+            raise StructureError("class used as a value")
         return super().value(node)
 
     def store(self, target: ast.expr, v: Any, stack: List[Any], out: List[ast.stmt]) -> None:  # noqa: C901

@@ -26,6 +26,14 @@ class PendingClass(M.Marker):
     """A ``class`` statement whose name binding (STORE) has not been seen yet."""
 
 
+class Decorated(M.Marker):
+    """``decorator(function_or_class)``: a decorated definition until it is stored by name."""
+
+    def __init__(self, decorator: ast.expr, inner: M.Marker) -> None:
+        super().__init__(inner)
+        self.decorator = decorator
+
+
 def build_arguments(code: types.CodeType, defaults: List[ast.expr],
                     kwdefaults: Dict[str, ast.expr],
                     annotations: Dict[str, ast.expr]) -> ast.arguments:
@@ -194,6 +202,9 @@ class FunctionBuilder:
             node = self.class_def(args[0], name_node.value, bases, keywords)
             stack.append(PendingClass(node))
             return True
+        if len(args) == 1 and not kwnames and isinstance(args[0], (FunctionStub, PendingClass, Decorated)):
+            stack.append(Decorated(self.value(func), args[0]))
+            return True
         if isinstance(func, FunctionStub) and func.value.co_name in (
                 "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>") and len(args) == 1 and not kwnames:
             stack.append(self.comprehension_from_code(func.value, args[0]))
@@ -206,10 +217,9 @@ class FunctionBuilder:
             return None
         decorators: List[ast.expr] = []
         node = v
-        while isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
-                and isinstance(node.args[0], (FunctionStub, PendingClass)):
-            decorators.append(node.func)
-            node = node.args[0]
+        while isinstance(node, Decorated):
+            decorators.append(node.decorator)
+            node = node.value
         if isinstance(node, FunctionStub) and node.value.co_name == target.id:
             return self.function_def(node, target.id, decorators)
         if isinstance(node, PendingClass) and node.value.name == target.id:
