@@ -35,7 +35,8 @@ def recompile(obj: Any, path: Optional[str] = None) -> types.CodeType:
     code = code_of(obj)
     from pellucid.decompiler.recompile import recompile_full
 
-    result = recompile_full(code, path)
+    func = obj if getattr(obj, "__code__", None) is code else getattr(obj, "__func__", None)
+    result = recompile_full(code, path, getattr(func, "__qualname__", None))
     if result.bindings:
         func = obj if hasattr(obj, "__globals__") else getattr(obj, "__func__", None)
         if func is None or not hasattr(func, "__globals__"):

@@ -13,11 +13,14 @@ from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.decompiler import markers as M
+from pellucid.decompiler.async_loops import AsyncLoopBuilder
+from pellucid.decompiler.except_star import ExceptStarBuilder
 from pellucid.decompiler.comprehensions import ComprehensionBuilder
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.functions import FunctionBuilder
 from pellucid.decompiler.loops import LoopBuilder
+from pellucid.decompiler.match import MatchBuilder
 from pellucid.decompiler.protected import ProtectedBuilder
 from pellucid.decompiler.stack_machine import (
     ExitResult, ImportAttr, ImportModule, Inplace, PopExcept, StackMachine, UnpackGroup,
@@ -28,8 +31,8 @@ from pellucid.decompiler.structure import Ctx, Structurer
 PY = sys.version_info[:2]
 
 
-class BodyDecompiler(FunctionBuilder, ComprehensionBuilder, ProtectedBuilder, LoopBuilder,
-                     Structurer, StackMachine):
+class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, FunctionBuilder,
+                     ComprehensionBuilder, ProtectedBuilder, LoopBuilder, Structurer, StackMachine):
     """Statements for ``code``'s body.
 
     >>> def f(x):

@@ -202,7 +202,8 @@ class FunctionBuilder:
             node = self.class_def(args[0], name_node.value, bases, keywords)
             stack.append(PendingClass(node))
             return True
-        if len(args) == 1 and not kwnames and isinstance(args[0], (FunctionStub, PendingClass, Decorated)):
+        if len(args) == 1 and not kwnames and (isinstance(args[0], (PendingClass, Decorated)) or (
+                isinstance(args[0], FunctionStub) and args[0].value.co_name != "<lambda>")):
             stack.append(Decorated(self.value(func), args[0]))
             return True
         if isinstance(func, FunctionStub) and func.value.co_name in (

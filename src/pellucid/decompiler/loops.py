@@ -70,7 +70,9 @@ class LoopBuilder:
 
     def _loop_ctx(self, ctx: Ctx, header: Block, cont: Block, brk: Optional[Block],
                   body: FrozenSet[Block]) -> Ctx:
-        return Ctx(Loop(header, cont, brk, body), body, ctx.exc)
+        # Paths that leave the natural loop without breaking (``return``/``raise``) stay in the
+        # body, so only the enclosing region limits the walk.
+        return Ctx(Loop(header, cont, brk, body), ctx.region, ctx.exc)
 
     def _else_clause(self, normal: Optional[Block], follow: Optional[Block], stack: List[Any],
                      ctx: Ctx, stop: FrozenSet[Block]) -> List[ast.stmt]:

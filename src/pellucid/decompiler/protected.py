@@ -46,6 +46,11 @@ class ProtectedBuilder:
             kind = "transparent"
         elif ops[:5] == ["SWAP", "POP_TOP", "SWAP", "STORE_FAST", "RERAISE"]:
             kind = "transparent"  # 3.12 inlined comprehension restoring its variable
+        elif ops[:3] == ["SWAP", "POP_TOP", "SWAP"] and ins[2].arg is not None and ins[2].arg > 2 \
+                and [i.op for i in self.instrs[target + 3:target + 2 + ins[2].arg]] \
+                == ["STORE_FAST"] * (ins[2].arg - 1) \
+                and self.instrs[target + 2 + ins[2].arg].op == "RERAISE":
+            kind = "transparent"  # ... restoring several variables
         elif "WITH_EXCEPT_START" in ops[:2] or "WITH_CLEANUP_START" in ops[:1]:
             kind = "with"
         elif ops[:1] == ["END_ASYNC_FOR"]:
@@ -164,7 +169,9 @@ class ProtectedBuilder:
     def build_try(self, block: Block, level: int, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                   out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         hblock = self.cfg.block_at[level]
-        hctx = Ctx(ctx.loop, ctx.region, ctx.exc)
+        # Handler code is reached only through exception edges: no loop body or try region
+        # computed over normal flow contains it.
+        hctx = Ctx(ctx.loop, None, ctx.exc)
         # Decompile the handler first: whether it is ``finally`` decides how the body is read.
         probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
                                 stop | self._after_guess(block, hblock))
@@ -185,7 +192,8 @@ class ProtectedBuilder:
             rest, rest_stack, rest_end = self.walk(exit_block, body_stack, ctx, stop)
             if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
-            out.extend(rest[len(final):])
+            # (an empty ``finally`` reads as [Pass], which has no copy to drop)
+            out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
         after = self.cfg.common_pdom(exit_block, hblock) if exit_block is not None else self.cfg.ipdom.get(hblock)
         if exit_block is not None and after is None:

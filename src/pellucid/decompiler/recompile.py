@@ -35,16 +35,42 @@ def source_for_recompile(code: types.CodeType) -> "tuple[str, ConstantPool]":
     if is_module_code(code):
         tree, pool = code_to_ast(code, consts=pool)
         return unparse(tree), pool
-    tree, pool = code_to_ast(code, name=TARGET, consts=pool)
+    tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
     fn = tree.body[0]
     if code.co_freevars:
         args = ast.arguments(posonlyargs=[], args=[ast.arg(n, None) for n in code.co_freevars],
                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-        wrapper = ast.FunctionDef(WRAPPER, args, [fn, ast.Return(ast.Name(TARGET, ast.Load()))], [], None)
+        wrapper = ast.FunctionDef(WRAPPER, args, [fn, ast.Return(ast.Name(fn.name, ast.Load()))], [], None)
         if PY >= (3, 12):
             wrapper.type_params = []
         tree = ast.Module([wrapper], [])
     return unparse(tree), pool
+
+
+def target_name(code: types.CodeType) -> str:
+    """The name the recompiled definition gets: the original one where it is an identifier."""
+    name = code.co_name
+    if name.isidentifier() and not name.startswith("__pellucid") and name != WRAPPER:
+        return name
+    return TARGET
+
+
+def _retarget_qualnames(code: types.CodeType, old: str, new: str) -> types.CodeType:
+    """Give nested functions the qualified names they had (``f.<locals>.g``, not the wrapper's)."""
+    if old == new:
+        return code
+    consts = []
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            c = _retarget_qualnames(c, old, new)
+        elif isinstance(c, str) and c.startswith(old + ".<locals>."):
+            c = new + c[len(old):]
+        consts.append(c)
+    changes: Dict[str, Any] = {"co_consts": tuple(consts)}
+    qual = getattr(code, "co_qualname", None)
+    if qual is not None and (qual == old or qual.startswith(old + ".")):
+        changes["co_qualname"] = new + qual[len(old):]
+    return code.replace(**changes)
 
 
 def _find(code: types.CodeType, name: str) -> Optional[types.CodeType]:
@@ -58,7 +84,8 @@ def _find(code: types.CodeType, name: str) -> Optional[types.CodeType]:
     return None
 
 
-def recompile_full(code: types.CodeType, path: Optional[str] = None) -> Recompiled:
+def recompile_full(code: types.CodeType, path: Optional[str] = None,
+                   qualname: Optional[str] = None) -> Recompiled:
     """Recompile ``code``; see :func:`pellucid.recompile`."""
     source, pool = source_for_recompile(code)
     filename = os.path.abspath(path) if path else code.co_filename
@@ -71,7 +98,8 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None) -> Recompil
         raise DecompileError("decompiled source of %s does not compile: %s" % (code.co_name, exc))
     if is_module_code(code):
         return Recompiled(module, source, pool.bindings)
-    new = _find(module, TARGET)
+    name = target_name(code)
+    new = _find(module, name)
     if new is None:
         raise DecompileError("recompiled source lost the function %s" % code.co_name)
     problems: List[str] = []
@@ -86,9 +114,10 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None) -> Recompil
         problems.append("argument names")
     if problems:
         raise DecompileError("recompiled %s differs in layout: %s" % (code.co_name, ", ".join(problems)))
+    compiled_qualname = (WRAPPER + ".<locals>." if code.co_freevars else "") + name
+    original_qualname = getattr(code, "co_qualname", qualname or code.co_name)
+    new = _retarget_qualnames(new, compiled_qualname, original_qualname)
     changes: Dict[str, Any] = {"co_name": code.co_name, "co_flags": code.co_flags}
-    if PY >= (3, 11):
-        changes["co_qualname"] = code.co_qualname
     if not path:
         changes["co_filename"] = code.co_filename
     return Recompiled(new.replace(**changes), source, pool.bindings)

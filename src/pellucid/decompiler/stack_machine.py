@@ -143,6 +143,12 @@ def to_store(node: ast.expr) -> ast.expr:
     raise StructureError("cannot assign to %s" % type(node).__name__)
 
 
+# Stack values a POP_TOP may drop without a statement: loop iterators after ``break``, NULL
+# slots, the parts of a caught exception, a ``with``'s exit result, 3.12's saved loop variable.
+_SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.SavedLocal,
+                M.WithEnter, M.NextValue)
+
+
 class StackMachine:
     """Mixin: executes one neutral instruction against a symbolic stack.
 
@@ -239,8 +245,9 @@ class StackMachine:
                 self.emit(out, ast.ImportFrom(v.value if v.level == 0 or v.value else None,
                                               v.names, v.level), stack)
             return
-        if isinstance(v, Inplace) or not isinstance(v, M.Marker):
-            self.emit(out, ast.Expr(self.value(v)), stack)
+        if isinstance(v, _SILENT_POPS):
+            return  # interpreter bookkeeping with no source counterpart
+        self.emit(out, ast.Expr(self.value(v)), stack)
 
     def op_COPY(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         stack.append(stack[-arg])

@@ -17,6 +17,8 @@ from pellucid.decompiler.stack_machine import same_expr
 _POP_JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
 _VALUE_JUMPS = ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
 _TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+_CASE_START = ("COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
+               "LOAD_DEREF")  # where a ``match`` case may start (see match.py)
 
 
 class Loop(NamedTuple):
@@ -93,16 +95,20 @@ class Structurer:
                 if jump is not None:
                     self.emit(out, jump, stack)
                     return out, None, None
-            if ctx.region is not None and block not in ctx.region \
-                    and not self.private_exit(block, ctx):
-                return out, stack, block
+            absorbed = False
+            if ctx.region is not None and block not in ctx.region:
+                if not self.private_exit(block, ctx):
+                    return out, stack, block
+                absorbed = True  # a return/break path just outside the try: part of its body
             first = None
-            if block not in self.active_loops and self.cfg.is_loop_header(block):
+            if absorbed:
+                pass
+            elif block not in self.active_loops and self.cfg.is_loop_header(block):
                 stack, block = self.build_loop(block, stack, ctx, stop, out)
                 if stack is None:
                     return out, None, None
                 continue
-            if self.effective_handler(block) != ctx.exc:
+            elif self.effective_handler(block) != ctx.exc:
                 stack, block = self.build_protected(block, stack, ctx, stop, out)
                 if stack is None:
                     return out, None, None
@@ -125,7 +131,11 @@ class Structurer:
     # one block ---------------------------------------------------------------------------------
     def run_block(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                   out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
-        for ins in block.instrs[:-1]:
+        for k, ins in enumerate(block.instrs[:-1]):
+            if ins.op in _CASE_START:
+                m = self.try_match(block, k, stack, ctx, stop, out)  # type: ignore[attr-defined]
+                if m is not False:
+                    return m
             self.step(ins, stack, out)
         last = block.last
         if last.op in _POP_JUMPS:
@@ -186,30 +196,35 @@ class Structurer:
         return block
 
     def compound_condition(self, block: Block, stack: List[Any]) -> Tuple[ast.expr, Block, Block, List[Any]]:
+        """Fold chains of condition-only blocks into one ``and``/``or`` expression.
+
+        Targets are compared through trampolines (blocks that only drop a duplicated value and
+        jump on, as chained comparisons leave); a trampoline is only bypassed where folding
+        needed it, since elsewhere its pop is real.
+        """
         cond, t, f = self.branch_condition(block, stack)
         last = block
+        skip = self._skip_trampoline
         while True:
-            tt = self._skip_trampoline(t)
-            ff = self._skip_trampoline(f)
             y = self._condition_only(t, last, stack)
             if y is not None:
                 e2, t2, f2, st = y
-                if self._skip_trampoline(f2) is ff:
-                    cond, t, f, stack, last = boolop(ast.And, cond, e2), t2, f2, st, t
+                if skip(f2) is skip(f):
+                    cond, t, f, stack, last = boolop(ast.And, cond, e2), t2, (f2 if f2 is f else skip(f)), st, t
                     continue
-                if self._skip_trampoline(t2) is ff:
-                    cond, t, f, stack, last = boolop(ast.And, cond, negate(e2)), f2, t2, st, t
+                if skip(t2) is skip(f):
+                    cond, t, f, stack, last = boolop(ast.And, cond, negate(e2)), f2, (t2 if t2 is f else skip(f)), st, t
                     continue
             y = self._condition_only(f, last, stack)
             if y is not None:
                 e2, t2, f2, st = y
-                if self._skip_trampoline(t2) is tt:
-                    cond, t, f, stack, last = boolop(ast.Or, cond, e2), t2, f2, st, f
+                if skip(t2) is skip(t):
+                    cond, t, f, stack, last = boolop(ast.Or, cond, e2), (t2 if t2 is t else skip(t)), f2, st, f
                     continue
-                if self._skip_trampoline(f2) is tt:
-                    cond, t, f, stack, last = boolop(ast.Or, cond, negate(e2)), f2, t2, st, f
+                if skip(f2) is skip(t):
+                    cond, t, f, stack, last = boolop(ast.Or, cond, negate(e2)), (f2 if f2 is t else skip(t)), t2, st, f
                     continue
-            return cond, self._skip_trampoline(t), self._skip_trampoline(f), stack
+            return cond, t, f, stack
 
     def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:

@@ -21,4 +21,20 @@ def unparse(tree: ast.AST) -> str:
         return ast.unparse(tree)
     import astunparse  # type: ignore[import-not-found]
 
+    _fill_optional_fields(tree)
+
     return astunparse.unparse(tree).strip("\n")
+
+
+def _fill_optional_fields(tree: ast.AST) -> None:
+    """3.8's nodes built by hand lack optional fields (``Constant.kind``...) astunparse reads."""
+    for node in ast.walk(tree):
+        for field in node._fields:
+            if not hasattr(node, field):
+                setattr(node, field, [] if field in _LIST_FIELDS else None)
+
+
+_LIST_FIELDS = {"body", "orelse", "finalbody", "handlers", "decorator_list", "targets", "elts",
+                "keys", "values", "args", "keywords", "names", "ifs", "generators", "ops",
+                "comparators", "posonlyargs", "kwonlyargs", "kw_defaults", "defaults", "bases",
+                "type_ignores", "items", "dims"}

@@ -1,0 +1,133 @@
+"""Nox sessions for pellucid.
+
+    nox -s tests            # pytest on every supported CPython (3.8 .. 3.13)
+    nox -s tests-3.12       # one interpreter
+    nox -s tests -- -k pyc  # arguments after -- go to pytest
+    nox -s swap             # the swap suite (tests/swap) on every CPython
+    nox -s bench            # bench/fidelity.py and bench/speed.py on 3.11
+
+Interpreters that cannot be found are skipped, with a message, not failed.
+"""
+import atexit
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import nox
+
+PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+DEFAULT_PYTHON = "3.11"
+PYENV_ROOT = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+
+nox.options.sessions = ["tests"]
+nox.options.default_venv_backend = "venv"
+# Skip, don't fail, when an interpreter is absent (nox's default on CI is to fail).
+nox.options.error_on_missing_interpreters = False
+# Never try to download an interpreter (only PyPI is reachable here).
+nox.options.download_python = "never"
+if not os.environ.get("CI"):
+    # Locally, keep the session venvs between runs (the package is re-installed
+    # each time, so source and dependency changes are picked up).
+    nox.options.reuse_venv = "yes"
+
+os.environ.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+
+
+def _version_of(exe):
+    """Return "X.Y" for a working interpreter `exe`, or None."""
+    try:
+        out = subprocess.run(
+            [exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            universal_newlines=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _patch_key(path):
+    m = re.search(r"/versions/\d+\.\d+\.(\d+)/", path)
+    return int(m.group(1)) if m else -1
+
+
+def _locate(version):
+    """Find a working CPython `version` ("3.X"): pyenv's install dirs first
+    (its shims fail unless the version is selected, e.g. PYENV_VERSION), then
+    `python3.X` on PATH. Returns the executable path or None."""
+    candidates = sorted(
+        glob.glob(os.path.join(PYENV_ROOT, "versions", version + ".*", "bin", "python" + version)),
+        key=_patch_key,
+        reverse=True,
+    )
+    on_path = shutil.which("python" + version)
+    if on_path:
+        candidates.append(on_path)
+    for exe in candidates:
+        if _version_of(exe) == version:
+            return exe
+    return None
+
+
+def _expose_interpreters():
+    """Put a private directory at the front of PATH holding one `python3.X`
+    launcher per interpreter found, so nox's discovery (and any test that runs
+    `python3.X`) gets a working interpreter instead of a pyenv shim."""
+    bindir = tempfile.mkdtemp(prefix="pellucid-nox-pythons-")
+    atexit.register(shutil.rmtree, bindir, True)
+    found, missing = [], []
+    for version in PYTHONS:
+        exe = _locate(version)
+        if exe is None:
+            missing.append(version)
+            continue
+        found.append("%s=%s" % (version, exe))
+        launcher = os.path.join(bindir, "python" + version)
+        with open(launcher, "w") as f:
+            f.write('#!/bin/sh\nexec "%s" "$@"\n' % exe)
+        os.chmod(launcher, 0o755)
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    print("noxfile: interpreters found: %s" % (", ".join(found) or "none"), file=sys.stderr)
+    for version in missing:
+        print(
+            "noxfile: Python %s not found (no %s/versions/%s.*/bin/python%s, no python%s on PATH):"
+            " its sessions (e.g. tests-%s) will be SKIPPED" % (version, PYENV_ROOT, version, version, version, version),
+            file=sys.stderr,
+        )
+    return missing
+
+
+MISSING = _expose_interpreters()
+
+
+def _install(session, *extra):
+    session.install("-e", "." + ("[%s]" % ",".join(extra) if extra else ""))
+
+
+@nox.session(python=PYTHONS)
+def tests(session):
+    """Run the test suite (pytest -q; pass pytest arguments after --)."""
+    _install(session, "test")
+    session.run("python", "--version")
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session(python=PYTHONS)
+def swap(session):
+    """Run the swap suite in tests/swap."""
+    _install(session, "test")
+    session.run("pytest", "-q", "tests/swap", *session.posargs)
+
+
+@nox.session(python=DEFAULT_PYTHON)
+def bench(session):
+    """Run the fidelity and speed benchmarks."""
+    _install(session)
+    session.run("python", "bench/fidelity.py", *session.posargs)
+    session.run("python", "bench/speed.py", *session.posargs)

@@ -1,0 +1,508 @@
+"""Construct cases: try/except/else/finally, raise, except*, assert.
+
+Format: see construct_cases.py.  Many functions take a ``log`` list argument: the harness
+compares the arguments after every call, so the log is checked even when the call raises.
+"""
+
+CASES = []
+
+
+def case(id, src, calls, min_version=(3, 8), func="f", driver=None):
+    CASES.append(dict(id=id, src=src, calls=calls, min_version=min_version, func=func,
+                      driver=driver))
+
+
+case("try_except_basic", r"""
+def f(s):
+    try:
+        n = int(s)
+    except ValueError:
+        n = -1
+    return n
+""", [("12",), ("x",), (None,)])
+
+case("try_except_as_name", r"""
+def f(d, k):
+    try:
+        return d[k]
+    except KeyError as e:
+        return ("missing", e.args, type(e).__name__)
+""", [({"a": 1}, "a"), ({}, "b"), ([], 0)])
+
+case("try_multiple_handlers", r"""
+def f(mode):
+    try:
+        if mode == 1:
+            {}["k"]
+        elif mode == 2:
+            [][0]
+        elif mode == 3:
+            1 / 0
+        elif mode == 4:
+            raise TypeError("t")
+        result = "no error"
+    except KeyError:
+        result = "key"
+    except IndexError as e:
+        result = "index " + str(e)
+    except ZeroDivisionError:
+        result = "zero"
+    return result
+""", [(0,), (1,), (2,), (3,), (4,)])
+
+case("try_except_tuple_of_types", r"""
+def f(x):
+    try:
+        return 10 // x
+    except (ZeroDivisionError, TypeError) as e:
+        return type(e).__name__
+""", [(3,), (0,), ("a",), ([],)])
+
+case("try_except_types_from_expression", r"""
+ERRORS = (KeyError, IndexError)
+
+def f(container, key):
+    handled = ERRORS + (AttributeError,)
+    try:
+        return container[key]
+    except handled as e:
+        return "handled " + type(e).__name__
+    except Exception:
+        return "other"
+""", [({1: 2}, 1), ({}, 1), ([], 3), (None, 0)])
+
+case("try_bare_except", r"""
+def f(x):
+    try:
+        r = 100 / x
+    except:
+        r = "failed"
+    return r
+""", [(4,), (0,), ("s",)])
+
+case("try_except_else", r"""
+def f(x, log):
+    try:
+        v = int(x)
+    except ValueError:
+        log.append("except")
+        return None
+    else:
+        log.append("else")
+        v *= 2
+    log.append("after")
+    return v
+""", [("3", []), ("z", []), (None, [])])
+
+case("try_finally_order", r"""
+def f(x, log):
+    try:
+        log.append("body")
+        if x:
+            raise RuntimeError("boom", x)
+        log.append("body end")
+    finally:
+        log.append("finally")
+    log.append("after")
+    return len(log)
+""", [(0, []), (1, [])])
+
+case("try_except_else_finally_paths", r"""
+def f(mode, log):
+    try:
+        log.append("try")
+        if mode == "raise":
+            raise KeyError(mode)
+        if mode == "return":
+            return "from try"
+    except KeyError as e:
+        log.append(("except", e.args))
+        if mode == "raise":
+            return "from except"
+    else:
+        log.append("else")
+        return "from else"
+    finally:
+        log.append("finally")
+    return "unreachable"
+""", [("raise", []), ("return", []), ("plain", [])])
+
+case("try_reraise_bare_raise", r"""
+def f(x, log):
+    try:
+        return 10 // x
+    except ZeroDivisionError:
+        log.append("logging")
+        raise
+""", [(2, []), (0, [])])
+
+case("try_conditional_reraise", r"""
+def f(x, log):
+    try:
+        return int(x)
+    except ValueError as e:
+        if x.startswith("-"):
+            log.append("negative-ish")
+            raise
+        return "bad: " + str(e.args[0])[:20]
+""", [("5", []), ("x", []), ("-x", [])])
+
+case("raise_from_cause", r"""
+def f(d, k):
+    try:
+        return d[k]
+    except KeyError as e:
+        raise LookupError("no key", k) from e
+""", [({"a": 1}, "a"), ({}, "z")])
+
+case("raise_from_none", r"""
+def f(x):
+    try:
+        return int(x)
+    except ValueError:
+        raise TypeError("not a number") from None
+""", [("1",), ("q",)])
+
+case("raise_implicit_context", r"""
+def f(x):
+    try:
+        1 / x
+    except ZeroDivisionError:
+        raise ValueError("while handling")
+    return "ok"
+""", [(1,), (0,)])
+
+case("raise_from_expression", r"""
+def f(n):
+    causes = [KeyError("k"), None, ValueError]
+    raise RuntimeError(n) from causes[n]
+""", [(0,), (1,), (2,), (3,)])
+
+case("raise_class_and_instance", r"""
+def f(mode):
+    if mode == 0:
+        raise ValueError
+    if mode == 1:
+        raise ValueError()
+    if mode == 2:
+        raise ValueError("msg", 2)
+    if mode == 3:
+        raise StopIteration(3)
+    if mode == 4:
+        raise 42
+    return mode
+""", [(0,), (1,), (2,), (3,), (4,), (5,)])
+
+case("raise_custom_exception_classes", r"""
+class AppError(Exception):
+    def __init__(self, code, detail="none"):
+        super().__init__(code, detail)
+        self.code = code
+
+class NotFound(AppError):
+    pass
+
+def f(mode):
+    try:
+        if mode:
+            raise NotFound(404, detail=mode)
+        raise AppError(500)
+    except NotFound as e:
+        return ("not found", e.code, e.args)
+""", [("x",), ("",)])
+
+case("return_in_finally_swallows", r"""
+def f(x):
+    try:
+        if x:
+            raise ValueError(x)
+        return "try"
+    finally:
+        return "finally"
+""", [(0,), (1,)])
+
+case("finally_runs_after_return_value_evaluated", r"""
+def f(log):
+    try:
+        log.append("try")
+        return list(log)
+    finally:
+        log.append("finally")
+""", [([],), (["pre"],)])
+
+case("finally_conditionally_overrides_return", r"""
+def f(x):
+    try:
+        return "try", x
+    finally:
+        if x > 1:
+            return "finally", x
+""", [(0,), (5,)])
+
+case("break_in_try_finally", r"""
+def f(xs, log):
+    for x in xs:
+        try:
+            if x < 0:
+                break
+            log.append(x)
+        finally:
+            log.append("f")
+    else:
+        log.append("else")
+    return len(log)
+""", [([], []), ([1, 2], []), ([1, -1, 2], [])])
+
+case("continue_in_try_finally", r"""
+def f(xs, log):
+    for x in xs:
+        try:
+            if x % 2:
+                continue
+            log.append(x)
+        finally:
+            log.append("f")
+        log.append("end")
+    return len(log)
+""", [([], []), ([1, 2, 3, 4], [])])
+
+case("continue_in_finally_swallows", r"""
+def f(xs):
+    out = []
+    for x in xs:
+        try:
+            out.append(10 // x)
+        finally:
+            if x == 0:
+                continue
+        out.append("after")
+    return out
+""", [([],), ([1, 0, 5],), ([1, "s"],)])
+
+case("break_in_finally_swallows", r"""
+def f(xs):
+    out = []
+    for x in xs:
+        try:
+            out.append(1 // x)
+        finally:
+            break
+    return out
+""", [([],), ([0],), ([1, 2],)])
+
+case("return_inside_nested_finally_in_loop", r"""
+def f(n, log):
+    for i in range(n):
+        try:
+            try:
+                if i == 2:
+                    return i
+            finally:
+                log.append(("inner", i))
+        finally:
+            log.append(("outer", i))
+    return -1
+""", [(0, []), (2, []), (5, [])])
+
+case("try_nested_rethrow_different", r"""
+def f(x, log):
+    try:
+        try:
+            log.append("inner")
+            return [10][x]
+        except IndexError:
+            log.append("inner handler")
+            raise KeyError(x)
+        finally:
+            log.append("inner finally")
+    except KeyError as e:
+        log.append("outer handler")
+        return ("outer", e.args)
+    finally:
+        log.append("outer finally")
+""", [(0, []), (3, []), ("s", [])])
+
+case("try_inside_except_handler", r"""
+def f(a, b):
+    try:
+        return int(a)
+    except ValueError:
+        try:
+            return int(b) * 10
+        except ValueError as inner:
+            return "both bad: " + type(inner).__name__
+        finally:
+            pass
+""", [("1", "x"), ("x", "2"), ("x", "y"), ("x", None)])
+
+case("exception_name_unbound_after_handler", r"""
+def f(x):
+    e = "before"
+    try:
+        if x:
+            raise ValueError(x)
+    except ValueError as e:
+        pass
+    return e
+""", [(0,), (1,)])
+
+case("exception_in_else_not_caught", r"""
+def f(x):
+    try:
+        v = 10 // x
+    except ZeroDivisionError:
+        return "handled"
+    else:
+        return v, 10 // (x - 1)
+""", [(0,), (1,), (2,)])
+
+case("except_base_class_matches_first", r"""
+def f(container, key):
+    try:
+        container[key]
+        return "found"
+    except LookupError as e:
+        return "lookup", type(e).__name__
+    except KeyError:
+        return "never"
+""", [({}, "a"), ([], 0), ({"a": 1}, "a"), (3, 0)])
+
+case("raise_in_finally_replaces", r"""
+def f(x):
+    try:
+        if x:
+            raise KeyError("original")
+    finally:
+        raise ValueError("from finally")
+""", [(0,), (1,)])
+
+case("sys_exc_info_state", r"""
+import sys
+
+def f(x):
+    states = [sys.exc_info()[0]]
+    try:
+        if x:
+            raise IndexError(x)
+    except IndexError:
+        states.append(sys.exc_info()[0].__name__)
+        try:
+            raise KeyError
+        except KeyError:
+            states.append(sys.exc_info()[0].__name__)
+        states.append(sys.exc_info()[0].__name__)
+    states.append(sys.exc_info()[0])
+    return states
+""", [(0,), (1,)])
+
+case("try_retry_loop", r"""
+def f(failures):
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            if attempts <= failures:
+                raise ConnectionError("attempt", attempts)
+            return attempts
+        except ConnectionError as e:
+            if attempts >= 3:
+                raise RuntimeError("giving up") from e
+            continue
+""", [(0,), (2,), (5,)])
+
+case("try_in_loop_else_finally_break", r"""
+def f(values):
+    results = []
+    for v in values:
+        try:
+            n = int(v)
+        except (TypeError, ValueError):
+            results.append("skip")
+            continue
+        else:
+            if n < 0:
+                break
+            results.append(n)
+        finally:
+            results.append(".")
+    return results
+""", [([],), (["1", "x", None, "-2", "3"],)])
+
+case("assert_without_message", r"""
+def f(x):
+    assert x > 0
+    return x
+""", [(1,), (0,)])
+
+case("assert_with_message", r"""
+def f(xs):
+    assert isinstance(xs, list), "expected list, got " + type(xs).__name__
+    assert xs, ("empty", len(xs))
+    return xs[0]
+""", [([1],), ((1,),), ([],)])
+
+case("except_star_basic", r"""
+KINDS = {"V": ValueError, "K": KeyError, "T": TypeError}
+
+def f(kinds):
+    caught = []
+    try:
+        raise ExceptionGroup("group", [KINDS[k](i) for i, k in enumerate(kinds)])
+    except* ValueError as eg:
+        caught.append(("value", [e.args for e in eg.exceptions]))
+    except* KeyError as eg:
+        caught.append(("key", len(eg.exceptions)))
+    return caught
+""", [(["V"],), (["V", "K", "V"],), (["K"],), (["T", "V"],), ([],)], min_version=(3, 11))
+
+case("except_star_naked_exception_is_wrapped", r"""
+def f(x):
+    result = None
+    try:
+        if x:
+            raise ValueError(x)
+    except* ValueError as eg:
+        result = (type(eg).__name__, [e.args for e in eg.exceptions])
+    except* (KeyError, IndexError):
+        result = "lookup"
+    return result
+""", [(0,), (1,)], min_version=(3, 11))
+
+case("except_star_else_finally", r"""
+def f(kinds, log):
+    try:
+        if kinds:
+            raise ExceptionGroup("eg", [KeyError(k) if k.startswith("k") else OSError(k) for k in kinds])
+        log.append("no error")
+    except* KeyError as eg:
+        log.append(("keys", [e.args[0] for e in eg.exceptions]))
+    except* OSError:
+        log.append("os")
+    else:
+        log.append("else")
+    finally:
+        log.append("finally")
+    return len(log)
+""", [([], []), (["k1", "o1", "k2"], []), (["o"], [])], min_version=(3, 11))
+
+case("except_star_bare_raise_merges", r"""
+def f(reraise):
+    try:
+        try:
+            raise ExceptionGroup("outer", [ValueError(1), TypeError(2)])
+        except* ValueError:
+            if reraise:
+                raise
+    except ExceptionGroup as eg:
+        return [type(e).__name__ for e in eg.exceptions], eg.message
+    return "nothing left"
+""", [(0,), (1,)], min_version=(3, 11))
+
+case("except_star_unhandled_propagates", r"""
+def f(n):
+    try:
+        raise ExceptionGroup("many", [ValueError(i) for i in range(n)] + [KeyError("k")])
+    except* ValueError as eg:
+        handled = len(eg.exceptions)
+    return handled
+""", [(1,), (2,)], min_version=(3, 11))
