@@ -122,7 +122,7 @@ def tests(session):
 def swap(session):
     """Run the swap suite in tests/swap."""
     _install(session, "test")
-    session.run("pytest", "-q", "tests/swap", *session.posargs)
+    session.run("pytest", "-q", "tests/swap", "--swap", *session.posargs)
 
 
 @nox.session(python=DEFAULT_PYTHON)
