@@ -48,7 +48,9 @@ def _from_block_stack(raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:
     out: Dict[int, HandlerInfo] = {}
     seen: Dict[int, bool] = {}
     # Work items: (raw index, block stack as a tuple of (handler offset, depth), stack depth)
-    work: List[Tuple[int, Tuple[Tuple[int, int], ...], int]] = [(0, (), 0)]
+    # (3.10's GEN_START pops the value a generator frame starts with: start one deeper.)
+    start_depth = 1 if raw and raw[0].opname == "GEN_START" else 0
+    work: List[Tuple[int, Tuple[Tuple[int, int], ...], int]] = [(0, (), start_depth)]
     while work:
         k, blocks, depth = work.pop()
         while k < len(raw):

@@ -167,7 +167,7 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     if op == "LOAD_CLASSDEREF":
         return one("LOAD_CLASSDEREF", val)
     if op == "GEN_START":
-        return one("POP_TOP")
+        return []  # 3.10: pops the value a generator frame starts with (not modelled)
     if op in T.SAME:
         return one(op, val)
     return one("UNSUPPORTED", op)
@@ -187,6 +187,14 @@ def _fold_send_loops(ins: List[Instr]) -> List[Instr]:
             if j < len(ins) and ins[j].op == "END_SEND" and ins[j].offset == exit_off:
                 j += 1
             out.append(Instr("YIELD_FROM", None, cur.offset, cur.lineno))
+            # 3.12+ may put the loop's CLEANUP_THROW handler inline, just before END_SEND:
+            # normal flow jumps over it.
+            if (j + 2 < len(ins) and ins[j].op == "CLEANUP_THROW" and ins[j + 1].op == "END_SEND"
+                    and ins[j + 1].offset in (exit_off, cur.arg)):
+                out.append(Instr("JUMP", None, cur.offset, cur.lineno, ins[j + 2].offset))
+                out.append(ins[j])
+                i = j + 2
+                continue
             i = j
             continue
         if cur.op == "END_SEND":  # only reached when SEND was folded: harmless leftover
@@ -248,6 +256,9 @@ def normalize(code: types.CodeType) -> List[Instr]:
     ['LOAD_CONST', 'RETURN_VALUE']
     """
     raw = _raw_instructions(code)
+    if PY == (3, 8):  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
+        from pellucid.bytecode.legacy_finally import rewrite
+        raw = rewrite(raw)
     pending_kw: List[tuple] = []
     ins: List[Instr] = []
     for r in raw:

@@ -57,6 +57,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}
         self._absorb: Dict[int, str] = {}
+        self._finally_bodies: Dict[int, List[ast.stmt]] = {}
         self.pending: Dict[int, List[ast.expr]] = {}
         self.temp_count = 0
         self.legacy_exceptions = PY < (3, 11)

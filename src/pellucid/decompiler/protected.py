@@ -83,12 +83,14 @@ class ProtectedBuilder:
     def protected_set(self, target: int) -> FrozenSet[Block]:
         return frozenset(b for b in self.cfg.blocks if target in self.handler_chain(b))
 
-    def private_exit(self, block: Block, ctx: Ctx) -> bool:
+    def private_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
         """Whether ``block`` starts a path that only leaves the function or loop (``return`` in a
         ``try``: ≤3.10 pops the block first, 3.9+ copies ``finally`` before it)."""
         mode = self._absorb.get(ctx.exc) if ctx.exc is not None else None
         if mode is None:
             return False
+        if mode == "finally":
+            return self._is_finally_exit(block, ctx, stack)
         node: Optional[Block] = block
         for _ in range(64):
             if node is None or len(node.preds) != 1 or node in self.cfg.handler_blocks:
@@ -105,6 +107,24 @@ class ProtectedBuilder:
                 return False
             node = nxt
         return False
+
+    def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+        """A path that is exactly the ``finally`` copy followed by return/break/continue."""
+        final = self._finally_bodies.get(ctx.exc)
+        if final is None or len(block.preds) != 1:
+            return False
+        outer = Ctx(ctx.loop, None, ctx.exc)
+        saved_absorb = self._absorb.pop(ctx.exc)
+        try:
+            trial, st, _ = self.walk(block, list(stack), outer, frozenset())
+        except StructureError:
+            return False
+        finally:
+            self._absorb[ctx.exc] = saved_absorb
+        if st is not None or not trial:
+            return False
+        body = _fold_spilled_return(self.strip_finally_copies(list(trial), final))
+        return len(body) == 1 and isinstance(body[0], (ast.Return, ast.Break, ast.Continue))
 
     # -- building ---------------------------------------------------------------------------------
     def build_protected(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -177,6 +197,8 @@ class ProtectedBuilder:
                                 stop | self._after_guess(block, hblock))
         is_finally = self._is_finally(probe)
         self._absorb[level] = "finally" if is_finally else "except"
+        if is_finally:
+            self._finally_bodies[level] = [s for s in probe if not isinstance(s, Reraise)] or [ast.Pass()]
         region = self.protected_set(level)
         body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop)
         if is_finally:
@@ -201,17 +223,46 @@ class ProtectedBuilder:
         hstop = stop | {after} if after is not None else stop
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
         handlers = self.parse_handlers(hs)
+        trailing = self._split_trailing(handlers)
         orelse: List[ast.stmt] = []
         if exit_block is not None and exit_block is not after:
             orelse, else_stack, else_end = self.walk(exit_block, body_stack, ctx, hstop)
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
+        if trailing is not None:
+            # Clauses ran into a copy of the code after the try (CPython duplicates small exit
+            # blocks); it runs after the clause ends, so it goes after the statement.
+            if after is not None:
+                cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
+                if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
+                    raise StructureError("except clauses continue differently from the try")
+            self.emit(out, node, stack)
+            out.extend(trailing)
+            return None, None
         self.emit(out, node, stack)
         if after is None:
             return None, None
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
+
+    def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
+        """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""
+        found: Optional[List[ast.stmt]] = None
+        for h in handlers:
+            tail = getattr(h, "_trailing", None)
+            if not tail:
+                continue
+            if found is None:
+                found = tail
+            elif [ast.dump(x) for x in found] != [ast.dump(x) for x in tail]:
+                raise StructureError("except clauses continue with different code")
+        if found is not None:
+            for h in handlers:
+                if not getattr(h, "_trailing", None):
+                    if not _terminates(h.body):
+                        raise StructureError("some except clauses fall through, others continue")
+        return found
 
     def _after_guess(self, block: Block, hblock: Block) -> FrozenSet[Block]:
         a = self.cfg.ipdom.get(hblock)
@@ -276,8 +327,32 @@ class ProtectedBuilder:
                 and isinstance(body[0].targets[0], ast.Name):
             name = body[0].targets[0].id
             body = body[1:]
+        trailing: List[ast.stmt] = []
+        for k, st in enumerate(body):
+            if isinstance(st, PopExcept):
+                rest = body[k + 1:]
+                if name is not None and rest and _is_assign_none(rest[0], name):
+                    rest = rest[1:]
+                    if rest and isinstance(rest[0], ast.Delete):
+                        rest = rest[1:]
+                trailing = rest
+                body = body[:k + 1]
+                break
         body = _strip_pop_except(body, name)
-        return ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
+        handler = ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
+        handler._trailing = trailing  # type: ignore[attr-defined]
+        return handler
+
+
+def _terminates(stmts: List[ast.stmt]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+        return True
+    if isinstance(last, ast.If):
+        return _terminates(last.body) and _terminates(last.orelse)
+    return False
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
