@@ -97,7 +97,7 @@ class Structurer:
                     return out, None, None
             absorbed = False
             if ctx.region is not None and block not in ctx.region:
-                if not self.private_exit(block, ctx):
+                if not self.private_exit(block, ctx, stack):
                     return out, stack, block
                 absorbed = True  # a return/break path just outside the try: part of its body
             first = None
