@@ -76,22 +76,44 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         return "__pellucid_t%d" % self.temp_count
 
     def emit(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> None:
+        """Append ``stmt``; first save stack values it could change (or that were computed
+        before its own operands) in temporaries, in the order they were computed."""
         stored = _names_written(stmt)
-        replaced: Dict[int, ast.expr] = {}
+        spill: List[int] = []
         for k, v in enumerate(stack):
             if isinstance(v, M.Marker) or isinstance(v, ast.Constant) or _empty_display(v):
                 continue
-            if isinstance(v, ast.Name) and v.id not in stored:
+            if isinstance(v, ast.Name) and (v.id not in stored or v.id.startswith("__pellucid")):
                 continue
-            if isinstance(v, ast.Name) and v.id.startswith("__pellucid"):
-                continue
-            if id(v) in replaced:
-                stack[k] = replaced[id(v)]
-                continue
+            spill.append(k)
+        if not spill:
+            out.append(stmt)
+            return
+        own = _own_value(stmt)
+        own_seq = _first_seq(own) if own is not None else None
+        later = own_seq is not None and any(getattr(stack[k], "_seq", 0) > own_seq for k in spill)
+        if later:
+            if own is None:
+                raise StructureError("statement would run after a value computed later")
             tmp = self.new_temp()
-            out.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
-            replaced[id(v)] = name_load(tmp)
-            stack[k] = replaced[id(v)]
+            pending_own = (own_seq, tmp, own)
+        else:
+            pending_own = None
+        items = sorted(set(id(stack[k]) for k in spill))
+        by_id = {id(stack[k]): stack[k] for k in spill}
+        order = sorted(items, key=lambda i: getattr(by_id[i], "_seq", 0))
+        replaced: Dict[int, ast.expr] = {}
+        for i in order:
+            v = by_id[i]
+            if pending_own is not None and getattr(v, "_seq", 0) > pending_own[0]:
+                out.append(ast.Assign([ast.Name(pending_own[1], ast.Store())], pending_own[2]))
+                _set_own_value(stmt, name_load(pending_own[1]))
+                pending_own = None
+            tmp_v = self.new_temp()
+            out.append(ast.Assign([ast.Name(tmp_v, ast.Store())], self.value(v)))
+            replaced[i] = name_load(tmp_v)
+        for k in spill:
+            stack[k] = replaced[id(stack[k])]
         out.append(stmt)
 
     def value(self, node: Any) -> ast.expr:
@@ -240,6 +262,22 @@ def _as_load(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Subscript):
         return ast.Subscript(target.value, target.slice, ast.Load())
     raise StructureError("not a simple target")
+
+
+def _own_value(stmt: ast.stmt) -> Optional[ast.expr]:
+    """The expression a simple statement evaluates first (what a temporary can stand for)."""
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)) and stmt.value is not None:
+        return stmt.value
+    return None
+
+
+def _set_own_value(stmt: ast.stmt, value: ast.expr) -> None:
+    stmt.value = value  # type: ignore[attr-defined]
+
+
+def _first_seq(node: ast.AST) -> Optional[int]:
+    seqs = [getattr(n, "_seq") for n in ast.walk(node) if hasattr(n, "_seq")]
+    return min(seqs) if seqs else None
 
 
 def _empty_display(v: Any) -> bool:

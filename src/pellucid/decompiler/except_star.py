@@ -151,7 +151,7 @@ class ExceptStarBuilder:
         if not handlers:
             raise StructureError("except* without clauses")
         region = self.protected_set(level)
-        body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop)
+        body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop, first=block)
         orelse: List[ast.stmt] = []
         if exit_block is not None and exit_block is not after:
             orelse, else_stack, else_end = self.walk(exit_block, body_stack, ctx,

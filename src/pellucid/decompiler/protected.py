@@ -17,6 +17,11 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import PopExcept, Reraise
 from pellucid.decompiler.structure import Ctx
 
+_WITH_HANDLER_OPS = frozenset({
+    "PUSH_EXC_INFO", "WITH_EXCEPT_START", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "RERAISE",
+    "POP_TOP", "POP_EXCEPT", "JUMP", "GET_AWAITABLE", "YIELD_FROM", "LOAD_CONST", "COPY", "SWAP",
+    "ROT", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH", "END_FINALLY", "CLEANUP_THROW", "END_SEND",
+})
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
                             "POP_EXCEPT"})
 
@@ -155,7 +160,7 @@ class ProtectedBuilder:
             raise StructureError("with-region without a context manager on the stack")
         region = self.protected_set(level)
         inner = Ctx(ctx.loop, region, level)
-        body, end_stack, end = self.walk(block, list(stack), inner, stop)
+        body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
         target = None
         if body and isinstance(body[0], ast.Assign) and isinstance(body[0].value, M.WithEnter):
             target = body[0].targets[0]
@@ -169,8 +174,29 @@ class ProtectedBuilder:
         below = stack[:-1]
         self.emit(out, node, below)
         if end_stack is None:
-            return None, None
+            # The body never finishes normally, but __exit__ may swallow its exception: go on
+            # where the handler's suppression path goes.
+            after = self._with_suppression_exit(level)
+            if after is None:
+                return None, None
+            return list(stack[:-2]), after
         return end_stack, end
+
+    def _with_suppression_exit(self, level: int) -> Optional[Block]:
+        """The first block after a with-handler's boilerplate (None if it only re-raises)."""
+        start = self.cfg.block_at.get(level)
+        seen = set()
+        work = [start] if start is not None else []
+        while work:
+            b = work.pop(0)
+            if b in seen:
+                continue
+            seen.add(b)
+            if not all(i.op in _WITH_HANDLER_OPS for i in b.instrs) or \
+                    any(i.op == "LOAD_CONST" and i.arg is not None for i in b.instrs):
+                return b
+            work.extend(b.succs)
+        return None
 
     def handler_entry_stack(self, level: int, stack: List[Any]) -> List[Any]:
         h = None
@@ -200,7 +226,7 @@ class ProtectedBuilder:
         if is_finally:
             self._finally_bodies[level] = [s for s in probe if not isinstance(s, Reraise)] or [ast.Pass()]
         region = self.protected_set(level)
-        body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop)
+        body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop, first=block)
         if is_finally:
             final = [s for s in probe if not isinstance(s, Reraise)]
             if probe and not isinstance(probe[-1], Reraise):
@@ -252,6 +278,12 @@ class ProtectedBuilder:
         for h in handlers:
             tail = getattr(h, "_trailing", None)
             if not tail:
+                continue
+            if _safe_after_clause(tail, h.name):
+                # ``return <constant>`` etc.: runs the same inside the clause, which is where
+                # CPython put it (``except: return 1`` pops the exception before returning).
+                h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + tail
+                h._trailing = []  # type: ignore[attr-defined]
                 continue
             if found is None:
                 found = tail
@@ -342,6 +374,23 @@ class ProtectedBuilder:
         handler = ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
         handler._trailing = trailing  # type: ignore[attr-defined]
         return handler
+
+
+def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
+    """Code that behaves the same before or after the exception state is popped."""
+    for st in stmts:
+        for node in ast.walk(st):
+            if isinstance(node, (ast.Call, ast.Yield, ast.YieldFrom, ast.Await, ast.Attribute,
+                                 ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare)):
+                return False
+            if isinstance(node, ast.Raise) and node.exc is None:
+                return False
+            if isinstance(node, ast.Name) and node.id == name:
+                return False
+            if isinstance(node, ast.stmt) and not isinstance(node, (ast.Return, ast.Break, ast.Continue,
+                                                                      ast.Pass)):
+                return False
+    return True
 
 
 def _terminates(stmts: List[ast.stmt]) -> bool:

@@ -158,6 +158,7 @@ class StackMachine:
     """
 
     code: types.CodeType
+    seq_counter = 0
 
     # -- helpers --------------------------------------------------------------------------------
     def value(self, node: Any) -> ast.expr:
@@ -180,10 +181,14 @@ class StackMachine:
         op = ins.op
         arg = ins.arg
         handler = getattr(self, "op_" + op, None)
-        if handler is not None:
-            handler(arg, stack, out, ins)
-            return
-        raise StructureError("unsupported instruction %s" % op)
+        if handler is None:
+            raise StructureError("unsupported instruction %s" % op)
+        handler(arg, stack, out, ins)
+        # Remember when each value was computed: spilling must keep that order.
+        for v in stack[-2:]:
+            if isinstance(v, ast.expr) and not hasattr(v, "_seq"):
+                self.seq_counter += 1
+                v._seq = self.seq_counter  # type: ignore[attr-defined]
 
     # loads ------------------------------------------------------------------------------------
     def op_LOAD_CONST(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
