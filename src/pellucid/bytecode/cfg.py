@@ -50,6 +50,7 @@ class CFG:
         self.blocks: List[Block] = []
         self.block_at: Dict[int, Block] = {}
         self._build()
+        self._prune_unreachable()
         self.handler_blocks: Set[Block] = {self.block_at[b.handler.target] for b in self.blocks
                                            if b.handler is not None and b.handler.target in self.block_at}
         self.ipdom: Dict[Block, Optional[Block]] = {}
@@ -88,6 +89,30 @@ class CFG:
                 if s is not None and s not in b.succs:
                     b.succs.append(s)
                     s.preds.append(b)
+
+    def _prune_unreachable(self) -> None:
+        """Drop blocks no normal or exception edge reaches (e.g. the throw path of a folded
+        ``SEND`` loop), so they add no false predecessors."""
+        live: Set[Block] = set()
+        work = [self.blocks[0]] if self.blocks else []
+        while work:
+            b = work.pop()
+            if b in live:
+                continue
+            live.add(b)
+            work.extend(b.succs)
+            for ins in b.instrs:
+                if ins.handler is not None and ins.handler.target in self.block_at:
+                    work.append(self.block_at[ins.handler.target])
+        if len(live) == len(self.blocks):
+            return
+        dead = [b for b in self.blocks if b not in live]
+        for b in dead:
+            for s in b.succs:
+                if b in s.preds:
+                    s.preds.remove(b)
+            del self.block_at[b.start]
+        self.blocks = [b for b in self.blocks if b in live]
 
     # -- dominance ----------------------------------------------------------------------------
     def _post_dominators(self) -> None:

@@ -56,6 +56,8 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
 
     if op in T.NO_OPS:
         return []
+    if op == "TO_BOOL":
+        return one("TO_BOOL")
     if op in T.JUMP_RENAMES:
         return one(T.JUMP_RENAMES[op], None, val)
     if op == "FOR_ITER":
@@ -224,6 +226,20 @@ def _fold_copy_jumps(ins: List[Instr]) -> List[Instr]:
     return out
 
 
+_TRUTH_TESTS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
+
+
+def _fold_to_bool(ins: List[Instr]) -> List[Instr]:
+    """3.13: ``TO_BOOL`` before a truth test or ``not`` changes nothing; elsewhere it is ``bool()``."""
+    out: List[Instr] = []
+    for k, x in enumerate(ins):
+        if x.op == "TO_BOOL" and k + 1 < len(ins) and (
+                ins[k + 1].op in _TRUTH_TESTS or (ins[k + 1].op == "UNARY" and ins[k + 1].arg == "not")):
+            continue
+        out.append(x)
+    return out
+
+
 def _fold_end_for(ins: List[Instr]) -> List[Instr]:
     """3.12+: ``FOR_ITER`` jumps to ``END_FOR`` (3.13: ``END_FOR; POP_TOP``); aim past them instead."""
     by_offset = {x.offset: k for k, x in enumerate(ins)}
@@ -266,6 +282,8 @@ def normalize(code: types.CodeType) -> List[Instr]:
     if PY >= (3, 11):
         ins = _fold_generator_prologue(ins)
         ins = _fold_send_loops(ins)
+    if PY >= (3, 13):
+        ins = _fold_to_bool(ins)
     if PY >= (3, 12):
         ins = _fold_end_for(ins)
         ins = _fold_copy_jumps(ins)

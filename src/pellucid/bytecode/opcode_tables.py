@@ -35,7 +35,7 @@ CONVERSIONS = {0: -1, 1: ord("s"), 2: ord("r"), 3: ord("a")}
 # Opcodes that only exist for the interpreter's bookkeeping and have no effect on the stack
 # or on what the program computes.
 NO_OPS = frozenset({
-    "NOP", "EXTENDED_ARG", "CACHE", "RESUME", "PRECALL", "COPY_FREE_VARS", "MAKE_CELL", "TO_BOOL",
+    "NOP", "EXTENDED_ARG", "CACHE", "RESUME", "PRECALL", "COPY_FREE_VARS", "MAKE_CELL",
     "SETUP_ANNOTATIONS_IGNORED", "NOT_TAKEN", "GEN_START_IGNORED", "INTERPRETER_EXIT",
     "SETUP_FINALLY", "SETUP_ASYNC_WITH", "POP_BLOCK", "SETUP_CLEANUP", "SETUP_WITH_IGNORED",
 })

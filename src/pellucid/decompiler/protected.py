@@ -219,8 +219,12 @@ class ProtectedBuilder:
         # computed over normal flow contains it.
         hctx = Ctx(ctx.loop, None, ctx.exc)
         # Decompile the handler first: whether it is ``finally`` decides how the body is read.
-        probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
-                                stop | self._after_guess(block, hblock))
+        # (A ``finally`` handler ends in RERAISE; an ``except`` handler's walk shows a match or
+        # POP_EXCEPT before anything else, so walking past its end does no harm.)
+        try:
+            probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, stop)
+        except StructureError:
+            probe = []
         is_finally = self._is_finally(probe)
         self._absorb[level] = "finally" if is_finally else "except"
         if is_finally:

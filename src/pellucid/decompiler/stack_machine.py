@@ -279,6 +279,10 @@ class StackMachine:
         operand = self.value(stack.pop())
         stack.append(ast.UnaryOp(UNOPS[arg](), operand))
 
+    def op_TO_BOOL(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        v = self.value(stack.pop())
+        stack.append(ast.UnaryOp(ast.Not(), ast.UnaryOp(ast.Not(), v)))
+
     def op_COMPARE(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         right = stack.pop()
         left = self.value(stack.pop())
