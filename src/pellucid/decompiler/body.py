@@ -60,6 +60,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self._finally_bodies: Dict[int, List[ast.stmt]] = {}
         self.pending: Dict[int, List[ast.expr]] = {}
         self.temp_count = 0
+        self.floor = 0  # stack entries below this belong to an enclosing compound statement
         self.legacy_exceptions = PY < (3, 11)
         self.has_annotations_setup = False
 
@@ -81,6 +82,8 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         stored = _names_written(stmt)
         spill: List[int] = []
         for k, v in enumerate(stack):
+            if k < self.floor:
+                continue  # belongs to an enclosing statement, saved before it began
             if isinstance(v, M.Marker) or isinstance(v, ast.Constant) or _empty_display(v):
                 continue
             if isinstance(v, ast.Name) and (v.id not in stored or v.id.startswith("__pellucid")):
@@ -115,6 +118,23 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         for k in spill:
             stack[k] = replaced[id(stack[k])]
         out.append(stmt)
+
+    def spill_before_compound(self, out: List[ast.stmt], stack: List[Any]) -> None:
+        """Save stack values in temporaries before a loop/try/with whose body runs statements
+        (they were computed before it, and the body may change what they read)."""
+        for k in range(self.floor, len(stack)):
+            v = stack[k]
+            if isinstance(v, (M.Marker, ast.Constant)) or _empty_display(v) or \
+                    (isinstance(v, ast.Name) and v.id.startswith("__pellucid")):
+                continue
+            if any(stack[j] is v for j in range(k)):
+                continue
+            tmp = self.new_temp()
+            out.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
+            new = name_load(tmp)
+            for j in range(k, len(stack)):
+                if stack[j] is v:
+                    stack[j] = new
 
     def value(self, node: Any) -> ast.expr:
         targets = self.pending.pop(id(node), None) if self.pending else None

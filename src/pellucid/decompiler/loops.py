@@ -114,6 +114,10 @@ class LoopBuilder:
             after_stack[-1] = comp
             return after_stack, follow
         self.emit(out, node, after_stack)
+        if follow is not None and follow is not normal and follow.instrs[0].op == "POP_TOP":
+            # 3.12+ may merge the code after the loop into the ``break`` path, which still
+            # holds the iterator and pops it first.
+            return after_stack + [it], follow
         return after_stack, follow
 
     def _build_while(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],

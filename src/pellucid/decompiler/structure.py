@@ -37,6 +37,18 @@ class Ctx(NamedTuple):
 WalkResult = Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]
 
 
+def _inline_comprehension_shape(stack: List[Any]) -> bool:
+    """``..., <empty list/set/dict>, <iterator>``: a 3.12+ comprehension about to loop."""
+    if len(stack) < 2 or not isinstance(stack[-1], M.Iterator):
+        return False
+    acc = stack[-2]
+    if isinstance(acc, (ast.List, ast.Set)):
+        return not acc.elts
+    if isinstance(acc, ast.Dict):
+        return not acc.keys
+    return isinstance(acc, ast.Call) and isinstance(acc.func, ast.Name) and acc.func.id == "set" and not acc.args
+
+
 def negate(e: ast.expr) -> ast.expr:
     """``not e``, simplified where that is exact."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
@@ -104,12 +116,12 @@ class Structurer:
             if absorbed:
                 pass
             elif block not in self.active_loops and self.cfg.is_loop_header(block):
-                stack, block = self.build_loop(block, stack, ctx, stop, out)
+                stack, block = self.compound(self.build_loop, block, stack, ctx, stop, out)
                 if stack is None:
                     return out, None, None
                 continue
             elif self.effective_handler(block) != ctx.exc:
-                stack, block = self.build_protected(block, stack, ctx, stop, out)
+                stack, block = self.compound(self.build_protected, block, stack, ctx, stop, out)
                 if stack is None:
                     return out, None, None
                 continue
@@ -117,6 +129,22 @@ class Structurer:
             if nxt is None:
                 return out, None, None
             stack, block = nxt
+
+    def compound(self, build: Any, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                 out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        """Run a loop/try/with builder with the values below it saved and out of its reach.
+
+        A 3.12+ comprehension loop (iterator over an empty display) is an expression, not a
+        statement: nothing is saved for it.
+        """
+        if not _inline_comprehension_shape(stack):
+            self.spill_before_compound(out, stack)
+        saved = self.floor
+        self.floor = max(saved, len(stack) - 1) if _inline_comprehension_shape(stack) else len(stack)
+        try:
+            return build(block, stack, ctx, stop, out)
+        finally:
+            self.floor = saved
 
     def loop_jump(self, block: Block, ctx: Ctx) -> Optional[ast.stmt]:
         loop = ctx.loop
