@@ -313,7 +313,19 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
         if h is not None:
             target_off, depth, lasti = h
             x.handler = Handler(first_at.get(target_off, end_index), depth, lasti)
+    # 3.12+ leaves jumps that cannot raise out of the exception table; giving them the handler
+    # of the code they end keeps a condition and its jump in one block.
+    for k in range(1, len(ins)):
+        x = ins[k]
+        if x.handler is None and x.op in _CANNOT_RAISE_JUMPS and ins[k - 1].handler is not None \
+                and ins[k - 1].op not in _NO_FALLTHROUGH_OPS:
+            x.handler = ins[k - 1].handler
     return ins
+
+
+_CANNOT_RAISE_JUMPS = frozenset({"JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
+                                 "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
+_NO_FALLTHROUGH_OPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
 
 
 def offset_to_index(ins: List[Instr]) -> Dict[int, int]:

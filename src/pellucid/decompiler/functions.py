@@ -126,8 +126,8 @@ class FunctionBuilder:
     def nested_body(self, code: types.CodeType, comprehension: bool = False) -> List[ast.stmt]:
         from pellucid.decompiler.body import BodyDecompiler  # circular by nature: nested code
 
-        sub = BodyDecompiler(code, self.consts, comprehension=comprehension)
-        stmts = sub.statements()
+        from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
+        stmts, sub = body_or_fallback(code, self.consts, comprehension=comprehension)
         if comprehension:
             return stmts
         return finish_function_body(code, stmts, sub)
@@ -158,8 +158,8 @@ class FunctionBuilder:
         from pellucid.decompiler.body import BodyDecompiler
 
         code = stub.value
-        sub = BodyDecompiler(code, self.consts)
-        stmts = sub.statements()
+        from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
+        stmts, sub = body_or_fallback(code, self.consts, function=False)
         body: List[ast.stmt] = []
         for s in stmts:
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):

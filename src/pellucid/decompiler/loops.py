@@ -15,6 +15,22 @@ from pellucid.decompiler.structure import Ctx, Loop, negate
 _POP_JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
 
 
+def _terminal_path(block: Block) -> bool:
+    """A chain of single-predecessor blocks ending in return/raise."""
+    node = block
+    for _ in range(32):
+        if len(node.preds) != 1:
+            return False
+        op = node.last.op
+        if op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            return True
+        nxt = node.jump if op == "JUMP" else (node.fallthrough if node.last.target is None else None)
+        if nxt is None:
+            return False
+        node = nxt
+    return False
+
+
 def strip_trailing_continue(stmts: List[ast.stmt]) -> List[ast.stmt]:
     """A ``continue`` that ends a loop body (or both arms of its last ``if``) says nothing."""
     if not stmts:
@@ -33,7 +49,9 @@ class LoopBuilder:
     """Mixin over Structurer: builds loop statements."""
 
     def _exits(self, body: FrozenSet[Block]) -> Set[Block]:
-        return {s for b in body for s in b.succs if s not in body}
+        """Blocks the loop body jumps out to, except paths that only return or raise (those
+        are written inline in the body, which is what ``return`` inside a loop means)."""
+        return {s for b in body for s in b.succs if s not in body and not _terminal_path(s)}
 
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)

@@ -14,14 +14,9 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 from pellucid.bytecode.cfg import Block
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.stack_machine import PopExcept, Reraise
+from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise
 from pellucid.decompiler.structure import Ctx
 
-_WITH_HANDLER_OPS = frozenset({
-    "PUSH_EXC_INFO", "WITH_EXCEPT_START", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "RERAISE",
-    "POP_TOP", "POP_EXCEPT", "JUMP", "GET_AWAITABLE", "YIELD_FROM", "LOAD_CONST", "COPY", "SWAP",
-    "ROT", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH", "END_FINALLY", "CLEANUP_THROW", "END_SEND",
-})
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
                             "POP_EXCEPT"})
 
@@ -161,6 +156,8 @@ class ProtectedBuilder:
         region = self.protected_set(level)
         inner = Ctx(ctx.loop, region, level)
         body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
+        if end_stack is not None:
+            body, end_stack, end = self.finish_region_body(body, end_stack, len(stack) - 1, end, ctx, stop)
         target = None
         if body and isinstance(body[0], ast.Assign) and isinstance(body[0].value, M.WithEnter):
             target = body[0].targets[0]
@@ -176,27 +173,83 @@ class ProtectedBuilder:
         if end_stack is None:
             # The body never finishes normally, but __exit__ may swallow its exception: go on
             # where the handler's suppression path goes.
-            after = self._with_suppression_exit(level)
-            if after is None:
+            resume = self._with_suppression_resume(level, stack)
+            if resume is None:
                 return None, None
-            return list(stack[:-2]), after
+            return resume
         return end_stack, end
 
-    def _with_suppression_exit(self, level: int) -> Optional[Block]:
-        """The first block after a with-handler's boilerplate (None if it only re-raises)."""
-        start = self.cfg.block_at.get(level)
-        seen = set()
-        work = [start] if start is not None else []
-        while work:
-            b = work.pop(0)
-            if b in seen:
+    def _with_suppression_resume(self, level: int, entry: List[Any]) -> Optional[Tuple[List[Any], Block]]:
+        """Follow a with-handler's "exception suppressed" path until the stack is back below
+        the ``with``; resume there (possibly mid-block: 3.11 merges the cleanup into the next
+        code).  ``None`` if nothing follows."""
+        base = len(entry) - 2
+        st = self.handler_entry_stack(level, entry)
+        block: Optional[Block] = self.cfg.block_at.get(level)
+        k = 0
+        scratch: List[ast.stmt] = []
+        for _ in range(200):
+            if block is None:
+                return None
+            if k >= len(block.instrs):
+                block, k = block.fallthrough, 0
                 continue
-            seen.add(b)
-            if not all(i.op in _WITH_HANDLER_OPS for i in b.instrs) or \
-                    any(i.op == "LOAD_CONST" and i.arg is not None for i in b.instrs):
-                return b
-            work.extend(b.succs)
+            if len(st) == base and k < len(block.instrs):
+                return st, (block if k == 0 else partial_block(block, k))
+            ins = block.instrs[k]
+            if ins.op == "WITH_EXCEPT_START":
+                st.append(ExitResult())
+            elif ins.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
+                st.pop()
+                block, k = (block.jump if ins.op == "POP_JUMP_IF_TRUE" else block.fallthrough), 0
+                continue
+            elif ins.op == "JUMP":
+                block, k = block.jump, 0
+                continue
+            elif ins.op in ("RERAISE", "RETURN_VALUE", "RAISE_VARARGS"):
+                return None
+            else:
+                try:
+                    self.step(ins, st, scratch)
+                except (StructureError, IndexError):
+                    return None
+            k += 1
         return None
+
+    def finish_region_body(self, body: List[ast.stmt], body_stack: List[Any], base: int,
+                           exit_block: Optional[Block], ctx: Ctx, stop: FrozenSet[Block]) -> Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]:
+        """Values a protected body computed but left on the stack (``return <expr>`` in a
+        ``try``/``with``: the return itself sits outside the region) are evaluated inside it."""
+        extra = len(body_stack) - base
+        if extra <= 0:
+            return body, body_stack, exit_block
+        body = list(body)
+        body_stack = list(body_stack)
+        temps = []
+        for k in range(len(body_stack) - extra, len(body_stack)):
+            v = body_stack[k]
+            if isinstance(v, M.Marker) or isinstance(v, ast.Constant):
+                continue
+            tmp = self.new_temp()
+            body.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
+            body_stack[k] = ast.Name(tmp, ast.Load())
+            temps.append(tmp)
+        # ``__t = v`` + an exit that only returns ``__t``: the return belongs in the body.
+        if temps and exit_block is not None and len(exit_block.preds) == 1:
+            saved_floor = self.floor
+            self.floor = len(body_stack)
+            try:
+                rest, rest_stack, _ = self.walk(exit_block, list(body_stack), Ctx(ctx.loop, None, ctx.exc), stop)
+            except StructureError:
+                rest, rest_stack = [], body_stack
+            finally:
+                self.floor = saved_floor
+            if rest_stack is None and len(rest) == 1 and isinstance(rest[0], ast.Return) \
+                    and isinstance(rest[0].value, ast.Name) and rest[0].value.id == temps[-1]:
+                value = body.pop().value  # type: ignore[attr-defined]
+                body.append(ast.Return(value))
+                return body, None, None
+        return body, body_stack, exit_block
 
     def handler_entry_stack(self, level: int, stack: List[Any]) -> List[Any]:
         h = None
@@ -209,7 +262,7 @@ class ProtectedBuilder:
         if self.legacy_exceptions:
             return base + [M.SavedExc(), M.SavedExc(), M.SavedExc(), M.ExcPart(), M.Exc(), M.ExcPart()]
         if h is not None and h.lasti:
-            base.append(M.Marker("lasti"))
+            base.append(M.ExcPart())  # the raising instruction's offset (lasti)
         return base + [M.Exc()]
 
     def build_try(self, block: Block, level: int, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -231,6 +284,9 @@ class ProtectedBuilder:
             self._finally_bodies[level] = [s for s in probe if not isinstance(s, Reraise)] or [ast.Pass()]
         region = self.protected_set(level)
         body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop, first=block)
+        if body_stack is not None:
+            body, body_stack, exit_block = self.finish_region_body(body, body_stack, len(stack),
+                                                                   exit_block, ctx, stop)
         if is_finally:
             final = [s for s in probe if not isinstance(s, Reraise)]
             if probe and not isinstance(probe[-1], Reraise):
@@ -378,6 +434,14 @@ class ProtectedBuilder:
         handler = ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
         handler._trailing = trailing  # type: ignore[attr-defined]
         return handler
+
+
+def partial_block(block: Block, k: int) -> Block:
+    """The tail of ``block`` from instruction ``k``, with the same exits (never a loop header)."""
+    part = Block(-1, block.start + k, block.end, block.instrs[k:])
+    part.succs, part.preds = block.succs, []
+    part.jump, part.fallthrough = block.jump, block.fallthrough
+    return part
 
 
 def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:

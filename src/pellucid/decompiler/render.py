@@ -21,8 +21,8 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
                 defaults: Optional[Dict[str, Any]] = None) -> Tuple[ast.Module, ConstantPool]:
     """The module AST holding ``code`` (its body for module code, else one definition)."""
     pool = consts if consts is not None else ConstantPool()
-    sub = BodyDecompiler(code, pool)
-    stmts = sub.statements()
+    from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
+    stmts, sub = body_or_fallback(code, pool)
     if is_module_code(code):
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]

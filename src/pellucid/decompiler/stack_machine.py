@@ -145,7 +145,7 @@ def to_store(node: ast.expr) -> ast.expr:
 
 # Stack values a POP_TOP may drop without a statement: loop iterators after ``break``, NULL
 # slots, the parts of a caught exception, a ``with``'s exit result, 3.12's saved loop variable.
-_SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.SavedLocal,
+_SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.SavedLocal, M.WithExit,
                 M.WithEnter, M.NextValue)
 
 
@@ -252,6 +252,8 @@ class StackMachine:
             return
         if isinstance(v, _SILENT_POPS):
             return  # interpreter bookkeeping with no source counterpart
+        if isinstance(v, ImportAttr) and v.value.fromlist is None:
+            return  # a package level of ``import a.b.c as d``
         self.emit(out, ast.Expr(self.value(v)), stack)
 
     def op_COPY(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
@@ -678,6 +680,8 @@ class StackMachine:
 
     def op_IMPORT_FROM(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         mod = stack[-1]
+        if isinstance(mod, ImportAttr) and mod.value.fromlist is None:
+            mod = mod.value  # ``import a.b.c as d`` walks down one IMPORT_FROM per level
         if not isinstance(mod, ImportModule):
             raise StructureError("IMPORT_FROM without a module")
         stack.append(ImportAttr(mod, arg))

@@ -150,6 +150,10 @@ class Structurer:
         loop = ctx.loop
         if loop is None:
             return None
+        # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target.
+        while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
+                and block is not loop.header and block is not loop.cont and block is not loop.brk:
+            block = block.jump
         if block is loop.brk:
             return ast.Break()
         if block is loop.cont:

@@ -1,0 +1,1230 @@
+"""The documented fallback: a state machine over basic blocks, for flow no statement can express.
+
+When the structured decompiler raises :class:`~pellucid.decompiler.errors.StructureError` (or
+breaks internally) for a code object, :func:`fallback_statements` translates that code object's
+neutral instructions into plain Python of this shape::
+
+    __pellucid_fallback__ = '<reason>'          # the marker: survives ast/unparse, says why
+    __pellucid_state = 0
+    while True:
+        if __pellucid_state == 0:
+            __pellucid_s0 = x                   # one statement per instruction
+            ...
+            __pellucid_state = 3
+            continue
+        if __pellucid_state == 3:
+            ...
+
+Stack slots that hold values live in ``__pellucid_s<depth>``; what each slot holds at a block's
+entry (a value, a call's NULL, a code object about to become a function, the saved exception
+state...) is computed by a dataflow over the CFG, so only real values are ever stored.
+
+Semantics kept exactly: evaluation order (one statement per instruction), return values, raised
+exceptions and their ``__cause__``/``__context__`` (handlers re-enter the handled exception with
+``try: raise e / except BaseException:`` so ``sys.exc_info()``, bare ``raise`` and implicit
+chaining see it; the exception's ``__context__`` and ``__traceback__`` are restored after that
+re-entry), generators (``yield``/``yield from``/``await`` stay in the function, so its kind and
+flags are unchanged), ``with`` (``type(m).__enter__(m)``, the bound ``__exit__`` kept in a slot),
+closures (nested functions are ``def`` statements inside the fallback body).
+
+Known differences (documented, not silent): the traceback of an exception that passes through a
+fallback handler has more entries for the frame; the frame's ``f_lasti``/line numbers differ;
+``sys.exc_info()`` inside a handler shows only the innermost handled exception (an outer one
+becomes visible again once the inner handler ends, as in CPython); a class body that itself needs
+the fallback keeps the helper names (``__pellucid_state``...) as class attributes; the marker
+``__pellucid_fallback__`` is an extra local (a global in module code, an attribute in a class).
+"""
+import ast
+import os
+import sys
+import types
+from typing import Any, Dict, List, Optional, Tuple
+
+from pellucid.bytecode.cfg import CFG, Block
+from pellucid.bytecode.instruction import Instr
+from pellucid.bytecode.normalize import normalize
+from pellucid.decompiler.constants import ConstantPool
+from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.unparse import unparse
+
+PY = sys.version_info[:2]
+MARKER = "__pellucid_fallback__"
+STATE = "__pellucid_state"
+ENV_FORCE = "PELLUCID_FORCE_FALLBACK"
+_COMPREHENSION_NAMES = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
+CO_OPTIMIZED = 0x1
+
+# Slot kinds that hold a value in ``__pellucid_s<depth>``; everything else is static.
+V = "v"
+VAR_KINDS = (V, "saved_local", "await", "yf", "anext")  # kinds whose value lives in the slot variable
+
+
+class FallbackError(Exception):
+    """The fallback itself met bytecode it cannot translate (reported as a DecompileError)."""
+
+
+def forced() -> bool:
+    """``PELLUCID_FORCE_FALLBACK=1``: every code object goes through the fallback (for testing)."""
+    return os.environ.get(ENV_FORCE, "") not in ("", "0")
+
+
+def _slot(depth: int) -> str:
+    return "__pellucid_s%d" % depth
+
+
+def _local(name: str) -> str:
+    """Local names that are not identifiers (``.0`` of comprehensions) get a valid spelling."""
+    if name.isidentifier():
+        return name
+    return "__pellucid_" + "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _bin(sym: str) -> str:
+    return sym
+
+
+class _State:
+    """Abstract stack (tuple of slots) and number of handled exceptions at a point."""
+
+    __slots__ = ("stack", "nexc")
+
+    def __init__(self, stack: Tuple[Tuple[str, Any], ...], nexc: int) -> None:
+        self.stack = stack
+        self.nexc = nexc
+
+
+def _merge_slot(a: Tuple[str, Any], b: Tuple[str, Any]) -> Tuple[str, Any]:
+    if a == b or (a[0] == b[0] and a[1] is b[1]):
+        return a
+    if a[0] == V and b[0] == V:
+        return (V, None)
+    raise FallbackError("stack slots disagree at a join: %r / %r" % (a[0], b[0]))
+
+
+class Fallback:
+    """Translate one code object; ``lines()`` is the body text (without the ``def`` line)."""
+
+    def __init__(self, code: types.CodeType, pool: ConstantPool, reason: str,
+                 function: Optional[bool] = None) -> None:
+        self.code = code
+        self.pool = pool
+        self.reason = reason
+        self.instrs: List[Instr] = normalize(code)
+        if not self.instrs:
+            raise FallbackError("no instructions")
+        self.cfg = CFG(self.instrs)
+        self.function = bool(code.co_flags & CO_OPTIMIZED) if function is None else function
+        self.globals_: set = set()
+        self.nonlocals: set = set()
+        self.nfn = 0
+        self.entry: Dict[Block, _State] = {}
+        self.exit_nexc: Dict[Block, int] = {}
+
+    # -- dataflow -------------------------------------------------------------------------------
+    def analyse(self) -> None:
+        first = self.cfg.blocks[0]
+        start = ((V, None),) if PY == (3, 10) and _gen_start(self.code) else ()
+        self.entry[first] = _State(start, 0)
+        work = [first]
+        guard = 0
+        while work:
+            guard += 1
+            if guard > 100000:
+                raise FallbackError("stack dataflow does not settle")
+            b = work.pop()
+            st = self.entry[b]
+            out: List[str] = []
+            end, nexc_exit, edges = self.run_block(b, st, out, emit=False)
+            for succ, state in edges:
+                if self._join(succ, state):
+                    work.append(succ)
+            h = b.handler
+            if h is not None and h.target in self.cfg.block_at:
+                hb = self.cfg.block_at[h.target]
+                if self._join(hb, self.handler_state(st, nexc_exit, h)):
+                    work.append(hb)
+
+    def handler_state(self, st: _State, rs: _State, h: Any) -> _State:
+        nexc = rs.nexc
+        base = list(rs.stack[:h.depth])
+        if len(base) < h.depth:
+            raise FallbackError("handler deeper than the stack")
+        if PY >= (3, 11):
+            if h.lasti:
+                base.append((V, None))
+            base.append((V, None))
+            return _State(tuple(base), nexc)
+        base.extend([("saved", None)] * 3 + [(V, None)] * 3)
+        return _State(tuple(base), nexc + 1)
+
+    def _join(self, b: Block, st: _State) -> bool:
+        old = self.entry.get(b)
+        if old is None:
+            self.entry[b] = st
+            return True
+        if len(old.stack) != len(st.stack) or old.nexc != st.nexc:
+            raise FallbackError("stack depth differs at block %d" % b.id)
+        new = tuple(_merge_slot(x, y) for x, y in zip(old.stack, st.stack))
+        if new != old.stack:
+            self.entry[b] = _State(new, old.nexc)
+            return True
+        return False
+
+    # -- output ---------------------------------------------------------------------------------
+    def lines(self) -> List[str]:
+        self.analyse()
+        body: List[str] = []
+        blocks = [b for b in self.cfg.blocks if b in self.entry]
+        for b in blocks:
+            st = self.entry[b]
+            out: List[str] = []
+            _end, nexc_exit, _edges = self.run_block(b, st, out, emit=True)
+            inner = self._assemble(out, st.nexc)
+            h = b.handler
+            if h is not None and h.target in self.cfg.block_at:
+                hb = self.cfg.block_at[h.target]
+                hst = self.handler_state(st, nexc_exit, h)
+                catch = ["except BaseException as __pellucid_exc:"]
+                d = h.depth
+                if PY >= (3, 11):
+                    if h.lasti:
+                        catch.append("    %s = -1" % _slot(d))
+                        d += 1
+                    catch.append("    %s = __pellucid_exc" % _slot(d))
+                else:
+                    d += 3
+                    catch.append("    %s = __pellucid_exc.__traceback__" % _slot(d))
+                    catch.append("    %s = __pellucid_exc" % _slot(d + 1))
+                    catch.append("    %s = type(__pellucid_exc)" % _slot(d + 2))
+                    catch.append("    __pellucid_e%d = __pellucid_exc" % (hst.nexc - 1))
+                catch.append("    %s = %d" % (STATE, hb.id))
+                catch.append("    continue")
+                inner = ["try:"] + _indent(inner) + catch
+            body.append("if %s == %d:" % (STATE, b.id))
+            body.extend(_indent(inner or ["pass"]))
+        head = ["%s = %r" % (MARKER, self.reason), "%s = %d" % (STATE, self.cfg.blocks[0].id)]
+        nargs = self.code.co_argcount + self.code.co_kwonlyargcount + bool(self.code.co_flags & 4) \
+            + bool(self.code.co_flags & 8)
+        args = set(self.code.co_varnames[:nargs])
+        cells = [c for c in self.code.co_cellvars if c not in args and c != "__class__"]
+        if cells and self.function:  # nested code binds them (walrus in a comprehension...)
+            head.append("if False:")
+            head.extend("    %s = None" % c for c in cells)
+        decl = []
+        if self.globals_:
+            decl.append("global " + ", ".join(sorted(self.globals_)))
+        if self.nonlocals:
+            decl.append("nonlocal " + ", ".join(sorted(self.nonlocals)))
+        return decl + head + ["while True:"] + _indent(body)
+
+    def _assemble(self, tokens: List[Any], nexc: int) -> List[str]:
+        """Lines of a block; ``("enter", k)``/``("exit", n)`` tokens open and close the regions
+        where handled exception ``k`` is re-established."""
+        root: List[str] = []
+        lists: List[List[str]] = [root]
+        ks: List[int] = []
+
+        def open_(k: int) -> None:
+            ks.append(k)
+            lists.append([])
+
+        def close() -> None:
+            k = ks.pop()
+            body = lists.pop()
+            lists[-1].extend(self._reenter(k, body or ["pass"]))
+
+        if nexc > 0:
+            open_(nexc - 1)
+        for t in tokens:
+            if isinstance(t, tuple):
+                if t[0] == "enter":
+                    open_(t[1])
+                else:
+                    if ks:
+                        close()
+                    if not ks and t[1] > 0:
+                        open_(t[1] - 1)
+            else:
+                lists[-1].append(t)
+        while ks:
+            close()
+        return root
+
+    def _reenter(self, k: int, inner: List[str]) -> List[str]:
+        """Run ``inner`` while exception ``__pellucid_e<k>`` is the one being handled."""
+        e = "__pellucid_e%d" % k
+        return ["__pellucid_ctx = %s.__context__" % e, "__pellucid_tb = %s.__traceback__" % e,
+                "try:", "    raise %s" % e, "except BaseException:",
+                "    %s.__context__ = __pellucid_ctx" % e,
+                "    %s.__traceback__ = __pellucid_tb" % e] + _indent(inner)
+
+    # -- one block ------------------------------------------------------------------------------
+    def run_block(self, b: Block, st: _State, out: List[str], emit: bool):
+        stack = list(st.stack)
+        self.emitting = emit
+        self.nexc = st.nexc
+        self.out = out
+        self.stack = stack
+        self.edges: List[Tuple[Block, _State]] = []
+        self.ended = False
+        for ins in b.instrs:
+            if self.ended:
+                break
+            fn = getattr(self, "op_" + ins.op, None)
+            self.raise_state = _State(tuple(self.stack), self.nexc)
+            if fn is None:
+                raise FallbackError("no fallback for %s" % ins.op)
+            fn(ins, ins.arg)
+        if not self.ended:
+            nxt = b.fallthrough
+            if nxt is None:
+                raise FallbackError("block %d falls off the end" % b.id)
+            self.goto(nxt)
+        return None, self.raise_state, self.edges
+
+    # helpers
+    def w(self, line: str) -> None:
+        self.out.append(line)
+
+    def push(self, expr: str, kind: str = V, payload: Any = None) -> None:
+        d = len(self.stack)
+        self.stack.append((kind, payload))
+        if kind == V:
+            self.w("%s = %s" % (_slot(d), expr))
+
+    def push_static(self, kind: str, payload: Any = None) -> None:
+        self.stack.append((kind, payload))
+
+    def pop(self) -> str:
+        d = len(self.stack) - 1
+        if d < 0:
+            raise FallbackError("stack underflow")
+        self._realize(d)
+        kind, _ = self.stack.pop()
+        if kind != V:
+            raise FallbackError("a %s slot used as a value" % kind)
+        return _slot(d)
+
+    def pop_any(self) -> Tuple[str, Any, str]:
+        d = len(self.stack) - 1
+        if d < 0:
+            raise FallbackError("stack underflow")
+        self._realize(d)
+        kind, payload = self.stack.pop()
+        return kind, payload, _slot(d)
+
+    def top_name(self) -> str:
+        return _slot(len(self.stack) - 1)
+
+    def const(self, value: Any) -> str:
+        return unparse(self.pool.expr(value))
+
+    def state_of(self) -> _State:
+        return _State(tuple(self.stack), self.nexc)
+
+    def goto(self, target: Block, indent: str = "") -> None:
+        if any(k == "function" for k, _ in self.stack):
+            raise FallbackError("a function being built crosses a block boundary")
+        self.edges.append((target, self.state_of()))
+        self.w(indent + "%s = %d" % (STATE, target.id))
+        self.w(indent + "continue")
+
+    def target_block(self, ins: Instr) -> Block:
+        blk = self.cfg.block_at.get(ins.target)
+        if blk is None:
+            raise FallbackError("jump to no block")
+        return blk
+
+    def end(self) -> None:
+        self.ended = True
+
+    # -- loads / stores ---------------------------------------------------------------------
+    def op_LOAD_CONST(self, ins: Instr, arg: Any) -> None:
+        if isinstance(arg, types.CodeType):
+            self.push_static("code", arg)
+            return
+        d = len(self.stack)
+        self.stack.append((V, ("const", arg)))
+        self.w("%s = %s" % (_slot(d), self.const(arg)))
+
+    def op_LOAD_FAST(self, ins: Instr, arg: str) -> None:
+        self.push(_local(arg))
+
+    def op_LOAD_FAST_AND_CLEAR(self, ins: Instr, arg: str) -> None:
+        # 3.12 inlined comprehensions: save the outer value (or "unbound") and clear the name.
+        n = _local(arg)
+        d = len(self.stack)
+        self.stack.append((V, None))
+        self.w("try:")
+        self.w("    %s = (%s,)" % (_slot(d), n))
+        self.w("    del %s" % n)
+        self.w("except NameError:")
+        self.w("    %s = ()" % _slot(d))
+        self.stack[-1] = ("saved_local", arg)
+
+    def op_STORE_FAST(self, ins: Instr, arg: str) -> None:
+        kind, payload, name = self.pop_any()
+        if kind == "saved_local":  # restore after an inlined comprehension
+            n = _local(arg)
+            self.w("if %s:" % name)
+            self.w("    (%s,) = %s" % (n, name))
+            self.w("else:")
+            self.w("    try:")
+            self.w("        del %s" % n)
+            self.w("    except NameError:")
+            self.w("        pass")
+            return
+        if kind != V:
+            raise FallbackError("storing a %s slot" % kind)
+        self.w("%s = %s" % (_local(arg), name))
+
+    def op_DELETE_FAST(self, ins: Instr, arg: str) -> None:
+        self.w("del %s" % _local(arg))
+
+    def op_LOAD_GLOBAL(self, ins: Instr, arg: str) -> None:
+        if self.function:
+            self.globals_.add(arg) if arg in self._assigned_locals() else None
+        self.push(arg)
+
+    def _assigned_locals(self) -> set:
+        return set()
+
+    def op_LOAD_NAME(self, ins: Instr, arg: str) -> None:
+        self.push(arg)
+
+    def op_STORE_NAME(self, ins: Instr, arg: str) -> None:
+        kind, payload, name = self.pop_any()
+        if arg == "__classcell__":
+            return  # the class statement creates and checks the __class__ cell itself
+        if kind != V:
+            raise FallbackError("storing a %s slot" % kind)
+        self.w("%s = %s" % (arg, name))
+
+    def op_DELETE_NAME(self, ins: Instr, arg: str) -> None:
+        self.w("del %s" % arg)
+
+    def op_STORE_GLOBAL(self, ins: Instr, arg: str) -> None:
+        if self.function:
+            self.globals_.add(arg)
+        self.w("%s = %s" % (arg, self.pop()))
+
+    def op_DELETE_GLOBAL(self, ins: Instr, arg: str) -> None:
+        if self.function:
+            self.globals_.add(arg)
+        self.w("del %s" % arg)
+
+    def op_LOAD_DEREF(self, ins: Instr, arg: str) -> None:
+        self.push(arg)
+
+    op_LOAD_CLASSDEREF = op_LOAD_DEREF
+
+    def op_STORE_DEREF(self, ins: Instr, arg: str) -> None:
+        if arg in self.code.co_freevars and arg not in self.code.co_cellvars:
+            self.nonlocals.add(arg)
+        self.w("%s = %s" % (arg, self.pop()))
+
+    def op_DELETE_DEREF(self, ins: Instr, arg: str) -> None:
+        if arg in self.code.co_freevars and arg not in self.code.co_cellvars:
+            self.nonlocals.add(arg)
+        self.w("del %s" % arg)
+
+    def op_LOAD_CLOSURE(self, ins: Instr, arg: str) -> None:
+        self.push_static("closure", arg)
+
+    def op_LOAD_LOCALS(self, ins: Instr, arg: Any) -> None:
+        self.push("locals()")
+
+    def op_LOAD_FROM_DICT_OR_DEREF(self, ins: Instr, arg: str) -> None:
+        self.pop()
+        self.push(arg)
+
+    def op_LOAD_FROM_DICT_OR_GLOBALS(self, ins: Instr, arg: str) -> None:
+        self.pop()
+        self.push(arg)
+
+    def op_LOAD_ATTR(self, ins: Instr, arg: str) -> None:
+        o = self.pop()
+        self.push("%s.%s" % (o, arg))
+
+    def op_STORE_ATTR(self, ins: Instr, arg: str) -> None:
+        o = self.pop()
+        v = self.pop()
+        self.w("%s.%s = %s" % (o, arg, v))
+
+    def op_DELETE_ATTR(self, ins: Instr, arg: str) -> None:
+        self.w("del %s.%s" % (self.pop(), arg))
+
+    def op_LOAD_SUPER_ATTR(self, ins: Instr, arg: Any) -> None:
+        name, two = arg
+        s = self.pop()
+        c = self.pop()
+        sup = self.pop()
+        if two:
+            self.push("%s(%s, %s).%s" % (sup, c, s, name))
+        else:
+            # zero-argument super() needs the __class__ cell and first argument: spell them out
+            self.push("%s(%s, %s).%s" % (sup, c, s, name))
+
+    def op_PUSH_NULL(self, ins: Instr, arg: Any) -> None:
+        self.push_static("null")
+
+    def op_LOAD_BUILD_CLASS(self, ins: Instr, arg: Any) -> None:
+        self.push_static("buildclass")
+
+    def op_LOAD_ASSERTION_ERROR(self, ins: Instr, arg: Any) -> None:
+        self.push("AssertionError")
+
+    def op_SUBSCR(self, ins: Instr, arg: Any) -> None:
+        k = self.pop()
+        o = self.pop()
+        self.push("%s[%s]" % (o, k))
+
+    def op_STORE_SUBSCR(self, ins: Instr, arg: Any) -> None:
+        k = self.pop()
+        o = self.pop()
+        v = self.pop()
+        self.w("%s[%s] = %s" % (o, k, v))
+
+    def op_DELETE_SUBSCR(self, ins: Instr, arg: Any) -> None:
+        k = self.pop()
+        o = self.pop()
+        self.w("del %s[%s]" % (o, k))
+
+    # -- stack shuffles -------------------------------------------------------------------------
+    def op_POP_TOP(self, ins: Instr, arg: Any) -> None:
+        self.pop_any()
+
+    def op_COPY(self, ins: Instr, arg: int) -> None:
+        src = len(self.stack) - arg
+        kind, payload = self.stack[src]
+        self.stack.append((kind, payload))
+        if kind in VAR_KINDS:
+            self.w("%s = %s" % (_slot(len(self.stack) - 1), _slot(src)))
+
+    def op_SWAP(self, ins: Instr, arg: int) -> None:
+        a, b = len(self.stack) - 1, len(self.stack) - arg
+        self._permute({a: b, b: a})
+
+    def op_ROT(self, ins: Instr, arg: int) -> None:
+        # top moves down to position -arg; the others move up by one
+        n = len(self.stack)
+        mapping = {n - arg: n - 1}
+        for k in range(n - arg + 1, n):
+            mapping[k] = k - 1
+        self._permute(mapping)
+
+    def _permute(self, mapping: Dict[int, int]) -> None:
+        """New slot ``k`` takes the old slot ``mapping[k]``."""
+        old = list(self.stack)
+        dst = [k for k in sorted(mapping) if old[mapping[k]][0] in VAR_KINDS]
+        if dst:
+            self.w("%s = %s" % (", ".join(_slot(k) for k in dst),
+                                ", ".join(_slot(mapping[k]) for k in dst)))
+        for k, src in mapping.items():
+            self.stack[k] = old[src]
+
+    # -- operators ------------------------------------------------------------------------------
+    def op_BINARY(self, ins: Instr, arg: str) -> None:
+        r = self.pop()
+        l_ = self.pop()
+        self.push("%s %s %s" % (l_, arg, r))
+
+    def op_INPLACE(self, ins: Instr, arg: str) -> None:
+        r = self.pop()
+        l_ = self.pop()
+        d = len(self.stack)
+        self.w("%s %s= %s" % (l_, arg, r))
+        self.stack.append((V, None))
+        assert _slot(d) == l_
+
+    def op_UNARY(self, ins: Instr, arg: str) -> None:
+        v = self.pop()
+        self.push("%s %s" % (arg, v) if arg == "not" else "%s%s" % (arg, v))
+
+    def op_TO_BOOL(self, ins: Instr, arg: Any) -> None:
+        self.push("bool(%s)" % self.pop())
+
+    def op_COMPARE(self, ins: Instr, arg: str) -> None:
+        r = self.pop()
+        l_ = self.pop()
+        self.push("%s %s %s" % (l_, arg, r))
+
+    def op_BUILD_SLICE(self, ins: Instr, arg: int) -> None:
+        parts = [self.pop() for _ in range(arg)][::-1]
+        self.push("slice(%s)" % ", ".join(parts))
+
+    def _pop_n(self, n: int) -> List[str]:
+        return [self.pop() for _ in range(n)][::-1]
+
+    def op_BUILD_TUPLE(self, ins: Instr, arg: int) -> None:
+        if arg and all(k == "closure" for k, _ in self.stack[len(self.stack) - arg:]):
+            del self.stack[len(self.stack) - arg:]
+            self.push_static("closures")
+            return
+        items = self._pop_n(arg)
+        self.push("(%s)" % "".join(x + ", " for x in items))
+
+    def op_BUILD_LIST(self, ins: Instr, arg: int) -> None:
+        self.push("[%s]" % ", ".join(self._pop_n(arg)))
+
+    def op_BUILD_SET(self, ins: Instr, arg: int) -> None:
+        items = self._pop_n(arg)
+        self.push("{%s}" % ", ".join(items) if items else "set()")
+
+    def op_BUILD_MAP(self, ins: Instr, arg: int) -> None:
+        items = self._pop_n(2 * arg)
+        self.push("{%s}" % ", ".join("%s: %s" % (items[2 * k], items[2 * k + 1]) for k in range(arg)))
+
+    def op_BUILD_CONST_KEY_MAP(self, ins: Instr, arg: int) -> None:
+        keys = self.pop()
+        vals = self._pop_n(arg)
+        self.push("dict(zip(%s, (%s)))" % (keys, "".join(v + ", " for v in vals)))
+
+    def op_BUILD_STRING(self, ins: Instr, arg: int) -> None:
+        items = self._pop_n(arg)
+        self.push("''.join((%s))" % "".join(v + ", " for v in items))
+
+    def op_CONVERT(self, ins: Instr, arg: int) -> None:
+        fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[arg]
+        self.push("%s(%s)" % (fn, self.pop()))
+
+    def op_FORMAT(self, ins: Instr, arg: Any) -> None:
+        conv, has_spec = arg
+        spec = self.pop() if has_spec else "''"
+        v = self.pop()
+        if conv != -1:
+            fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[conv]
+            v = "%s(%s)" % (fn, v)
+        self.push("format(%s, %s)" % (v, spec))
+
+    def op_LIST_APPEND(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        self.w("%s.append(%s)" % (_slot(len(self.stack) - arg), v))
+
+    def op_SET_ADD(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        self.w("%s.add(%s)" % (_slot(len(self.stack) - arg), v))
+
+    def op_MAP_ADD(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        k = self.pop()
+        self.w("%s[%s] = %s" % (_slot(len(self.stack) - arg), k, v))
+
+    # displays are rebuilt with unpacking so errors read like the interpreter's
+    def op_LIST_EXTEND(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        c = _slot(len(self.stack) - arg)
+        self.w("%s = [*%s, *%s]" % (c, c, v))
+
+    def op_SET_UPDATE(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        c = _slot(len(self.stack) - arg)
+        self.w("%s = {*%s, *%s}" % (c, c, v))
+
+    def op_DICT_UPDATE(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        c = _slot(len(self.stack) - arg)
+        self.w("%s = {**%s, **%s}" % (c, c, v))
+
+    def op_DICT_MERGE(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        # duplicate keywords raise TypeError like the interpreter does
+        self.w("for __pellucid_k in %s.keys():" % v)
+        self.w("    if __pellucid_k in %s:" % _slot(len(self.stack) - arg))
+        self.w("        raise TypeError('got multiple values for keyword argument %r' % (__pellucid_k,))")
+        self.w("%s.update(%s)" % (_slot(len(self.stack) - arg), v))
+
+    def op_LIST_TO_TUPLE(self, ins: Instr, arg: Any) -> None:
+        self.push("tuple(%s)" % self.pop())
+
+    def _build_unpack(self, arg: int, fmt: str) -> None:
+        items = self._pop_n(arg)
+        self.push(fmt % ", ".join("*" + x for x in items))
+
+    def op_BUILD_TUPLE_UNPACK(self, ins: Instr, arg: int) -> None:
+        self._build_unpack(arg, "(%s,)") if arg else self.push("()")
+
+    op_BUILD_TUPLE_UNPACK_WITH_CALL = op_BUILD_TUPLE_UNPACK
+
+    def op_BUILD_LIST_UNPACK(self, ins: Instr, arg: int) -> None:
+        self._build_unpack(arg, "[%s]")
+
+    def op_BUILD_SET_UNPACK(self, ins: Instr, arg: int) -> None:
+        self._build_unpack(arg, "{%s}") if arg else self.push("set()")
+
+    def op_BUILD_MAP_UNPACK(self, ins: Instr, arg: int) -> None:
+        items = self._pop_n(arg)
+        self.push("{%s}" % ", ".join("**" + x for x in items))
+
+    op_BUILD_MAP_UNPACK_WITH_CALL = op_BUILD_MAP_UNPACK
+
+    def op_UNPACK_SEQUENCE(self, ins: Instr, arg: int) -> None:
+        v = self.pop()
+        d = len(self.stack)
+        names = [_slot(d + k) for k in range(arg)]
+        # the first item ends on top: slot d holds the last one
+        self.w("%s%s = %s" % (", ".join(reversed(names)), "," if arg == 1 else "", v) if arg
+               else "() = %s" % v)
+        for _ in range(arg):
+            self.stack.append((V, None))
+
+    def op_UNPACK_EX(self, ins: Instr, arg: Any) -> None:
+        before, after = arg
+        v = self.pop()
+        d = len(self.stack)
+        n = before + 1 + after
+        names = [_slot(d + k) for k in range(n)][::-1]
+        names[before] = "*" + names[before]
+        self.w("%s, = %s" % (", ".join(names), v))
+        for _ in range(n):
+            self.stack.append((V, None))
+
+    # -- calls and functions ----------------------------------------------------------------------
+    def _callable(self, null_slot: bool) -> Tuple[Any, List[str]]:
+        if not null_slot:
+            kind, payload, name = self.pop_any()
+            return (kind, payload, name), []
+        b = self.pop_any()
+        a = self.pop_any()
+        if b[0] == "null":
+            return a, []
+        if a[0] == "null":
+            return b, []
+        if b[0] != V:
+            raise FallbackError("self slot is a %s" % b[0])
+        return a, [b[2]]
+
+    def op_CALL(self, ins: Instr, arg: Any) -> None:
+        argc, kwnames, null_slot = arg
+        if kwnames is None:
+            kind, payload = self.stack[-1]
+            if kind != V or not payload or payload[0] != "const":
+                raise FallbackError("keyword names are not a constant")
+            self.pop()
+            kwnames = payload[1]
+        top = len(self.stack)
+        fpos = top - argc - (2 if null_slot else 1)
+        if not any(k == "buildclass" for k, _ in self.stack[fpos:top - argc]):
+            for k in range(fpos, top):
+                self._realize(k)
+        arg_slots = self.stack[top - argc:]
+        argnames = [_slot(k) for k in range(top - argc, top)]
+        del self.stack[top - argc:]
+        func, self_arg = self._callable(null_slot)
+        if any(k != V for k, _ in arg_slots):
+            if func[0] == "buildclass":
+                self._build_class(arg_slots, argnames, self_arg, kwnames)
+                return
+            raise FallbackError("call with a non-value argument")
+        allargs = self_arg + argnames
+        nkw = len(kwnames)
+        pos = allargs[:len(allargs) - nkw]
+        kws = ["%s=%s" % (k, v) for k, v in zip(kwnames, allargs[len(allargs) - nkw:])]
+        if func[0] != V:
+            raise FallbackError("calling a %s slot" % func[0])
+        self.push("%s(%s)" % (func[2], ", ".join(pos + kws)))
+
+    def op_CALL_EX(self, ins: Instr, arg: Any) -> None:
+        has_kw, null_slot = arg
+        kw = self.pop() if has_kw else None
+        args = self.pop()
+        func, self_arg = self._callable(null_slot)
+        if func[0] != V:
+            raise FallbackError("calling a %s slot" % func[0])
+        parts = [x for x in self_arg] + ["*" + args]
+        if kw is not None:
+            parts.append("**" + kw)
+        self.push("%s(%s)" % (func[2], ", ".join(parts)))
+
+    def op_MAKE_FUNCTION(self, ins: Instr, arg: int) -> None:
+        qualname = None
+        if PY < (3, 11):
+            kind, payload, _ = self.pop_any()
+            if payload and payload[0] == "const":
+                qualname = payload[1]
+        kind, code, _ = self.pop_any()
+        if kind != "code":
+            raise FallbackError("MAKE_FUNCTION without a constant code object")
+        attrs: Dict[int, str] = {}
+        for flag in (8, 4, 2, 1):
+            if arg & flag:
+                k, payload = self.stack.pop()
+                name = _slot(len(self.stack))
+                attrs[flag] = name if k == V else ""
+        self.nfn += 1
+        self.push_static("function", (code, attrs, qualname, self.nfn))
+
+    def op_SET_FUNCTION_ATTRIBUTE(self, ins: Instr, arg: int) -> None:
+        kind, payload = self.stack.pop()
+        k, p, name = self.pop_any()
+        if kind != "function":
+            raise FallbackError("SET_FUNCTION_ATTRIBUTE on a non-function")
+        code, attrs, q, n = payload
+        attrs = dict(attrs)
+        attrs[arg] = name if k == V else ""
+        # the value slot stays reserved: the function is materialised at its own depth
+        self.stack.append((kind, (code, attrs, q, n)))
+        self._materialize_fn_if_needed(None)
+
+    def _materialize_fn_if_needed(self, _unused: Any) -> None:
+        pass
+
+    def _function_def(self, code: types.CodeType, attrs: Dict[int, str], qualname: Any, fname: str) -> List[str]:
+        if not self.emitting:
+            return []
+        return nested_definition_lines(code, attrs, qualname, fname, self.pool)
+
+    # a function slot becomes a value as soon as anything but a call/store uses it
+    def _realize(self, depth: int) -> None:
+        kind, payload = self.stack[depth]
+        if kind != "function":
+            return
+        code, attrs, qualname, n = payload
+        fname = "__pellucid_fn%d" % n
+        for line in self._function_def(code, attrs, qualname, fname):
+            self.w(line)
+        self.w("%s = %s" % (_slot(depth), fname))
+        self.stack[depth] = (V, None)
+
+    def _build_class(self, arg_slots: List[Tuple[str, Any]], argnames: List[str], self_arg: List[str],
+                     kwnames: tuple) -> None:
+        if self_arg or arg_slots[0][0] != "function":
+            raise FallbackError("__build_class__ with an unexpected body")
+        code, attrs, qualname, n = arg_slots[0][1]
+        rest = argnames[1:]
+        if any(k != V for k, _ in arg_slots[1:]):
+            raise FallbackError("class arguments are not values")
+        nkw = len(kwnames)
+        pos = rest[:len(rest) - nkw]
+        name_slot = arg_slots[1][1]
+        if not name_slot or name_slot[0] != "const" or not isinstance(name_slot[1], str):
+            raise FallbackError("class name is not a constant")
+        cname = name_slot[1]
+        bases = pos[1:]
+        kws = ["%s=%s" % (k, v) for k, v in zip(kwnames, rest[len(rest) - nkw:])]
+        maker = "__pellucid_class%d" % n
+        ident = cname if cname.isidentifier() and not _refers_to(code, cname) else "__pellucid_cls"
+        self.w("def %s(*__pellucid_bases, **__pellucid_kw):" % maker)
+        self.w("    class %s(*__pellucid_bases, **__pellucid_kw):" % ident)
+        for line in (class_body_lines(code, self.pool) if self.emitting else []):
+            self.w("        " + line)
+        if ident != cname:
+            self.w("    %s.__name__ = %r" % (ident, cname))
+        self.w("    return %s" % ident)
+        self.push("%s(%s)" % (maker, ", ".join(bases + kws)))
+
+    # -- iteration, generators ------------------------------------------------------------------
+    def op_GET_ITER(self, ins: Instr, arg: Any) -> None:
+        self.push("iter(%s)" % self.pop())
+
+    def op_GET_YIELD_FROM_ITER(self, ins: Instr, arg: Any) -> None:
+        v = self.pop()
+        self.push(v, "yf", None)
+        self.stack[-1] = ("yf", v)
+        self.w("%s = %s" % (_slot(len(self.stack) - 1), v))
+
+    def op_GET_AWAITABLE(self, ins: Instr, arg: Any) -> None:
+        kind, _, v = self.pop_any()
+        self.stack.append(("await", None))
+        self.w("%s = %s" % (_slot(len(self.stack) - 1), v))
+
+    def op_GET_AITER(self, ins: Instr, arg: Any) -> None:
+        v = self.pop()
+        self.push("type(%s).__aiter__(%s)" % (v, v))
+
+    def op_GET_ANEXT(self, ins: Instr, arg: Any) -> None:
+        it = self.top_name()
+        self.stack.append(("anext", None))
+        self.w("%s = %s" % (_slot(len(self.stack) - 1), it))
+
+    def op_YIELD_FROM(self, ins: Instr, arg: Any) -> None:
+        self.pop()  # the None first sent
+        kind, _, name = self.pop_any()
+        if kind == "await":
+            self.push("await %s" % name)
+        elif kind == "anext":
+            self.push("await type(%s).__anext__(%s)" % (name, name))
+        elif kind == "yf":
+            self.push("(yield from %s)" % name)
+        else:
+            self.push("(yield from %s)" % name)
+
+    def op_YIELD_VALUE(self, ins: Instr, arg: Any) -> None:
+        self.push("(yield %s)" % self.pop())
+
+    def op_ASYNC_GEN_WRAP(self, ins: Instr, arg: Any) -> None:
+        pass
+
+    def op_FOR_ITER(self, ins: Instr, arg: Any) -> None:
+        it = self.top_name()
+        exit_block = self.target_block(ins)
+        d = len(self.stack)
+        self.w("try:")
+        self.w("    %s = next(%s)" % (_slot(d), it))
+        self.w("except StopIteration:")
+        saved = list(self.stack)
+        self.stack.pop()
+        self.goto(exit_block, "    ")
+        self.stack[:] = saved
+        self.stack.append((V, None))
+
+    def op_END_ASYNC_FOR(self, ins: Instr, arg: Any) -> None:
+        if PY >= (3, 11):
+            exc = self.pop()
+            self.pop_any()
+            self.w("if not isinstance(%s, StopAsyncIteration):" % exc)
+            self.w("    raise %s" % exc)
+            return
+        raise FallbackError("END_ASYNC_FOR before 3.11")
+
+    # -- jumps ----------------------------------------------------------------------------------
+    def op_JUMP(self, ins: Instr, arg: Any) -> None:
+        self.goto(self.target_block(ins))
+        self.end()
+
+    def _cond(self, ins: Instr, test: str) -> None:
+        self.w("if %s:" % test)
+        self.goto(self.target_block(ins), "    ")
+
+    def op_POP_JUMP_IF_FALSE(self, ins: Instr, arg: Any) -> None:
+        self._cond(ins, "not %s" % self.pop())
+
+    def op_POP_JUMP_IF_TRUE(self, ins: Instr, arg: Any) -> None:
+        self._cond(ins, self.pop())
+
+    def op_POP_JUMP_IF_NONE(self, ins: Instr, arg: Any) -> None:
+        self._cond(ins, "%s is None" % self.pop())
+
+    def op_POP_JUMP_IF_NOT_NONE(self, ins: Instr, arg: Any) -> None:
+        self._cond(ins, "%s is not None" % self.pop())
+
+    def op_JUMP_IF_FALSE_OR_POP(self, ins: Instr, arg: Any) -> None:
+        self._cond(ins, "not %s" % self.top_name())
+        self.pop()
+
+    def op_JUMP_IF_TRUE_OR_POP(self, ins: Instr, arg: Any) -> None:
+        self._cond(ins, self.top_name())
+        self.pop()
+
+    # -- returns and raises -----------------------------------------------------------------------
+    def op_RETURN_VALUE(self, ins: Instr, arg: Any) -> None:
+        kind, payload, name = self.pop_any()
+        if self.function:
+            self.w("return %s" % name if kind == V and not self.code.co_flags & 0x200 else "return")
+        else:
+            self.w("break")
+        self.end()
+
+    def op_RAISE_VARARGS(self, ins: Instr, arg: int) -> None:
+        if arg == 0:
+            self.w("raise")
+        elif arg == 1:
+            self.w("raise %s" % self.pop())
+        else:
+            c = self.pop()
+            e = self.pop()
+            self.w("raise %s from %s" % (e, c))
+        self.end()
+
+    def op_RERAISE(self, ins: Instr, arg: Any) -> None:
+        if PY >= (3, 11):
+            e = self.pop()
+        else:
+            self.pop()
+            e = self.pop()
+            self.pop()
+        # re-raise unchanged: ``raise`` would set __context__ to the exception being handled
+        self.w("__pellucid_r = %s" % e)
+        self.w("__pellucid_ctx = __pellucid_r.__context__")
+        self.w("try:")
+        self.w("    raise __pellucid_r")
+        self.w("finally:")
+        self.w("    __pellucid_r.__context__ = __pellucid_ctx")
+        self.w("    __pellucid_r = None")
+        self.end()
+
+    # -- exceptions ------------------------------------------------------------------------------
+    def op_PUSH_EXC_INFO(self, ins: Instr, arg: Any) -> None:
+        e = self.pop()
+        self.w("__pellucid_e%d = %s" % (self.nexc, e))
+        self.nexc += 1
+        self.push_static("saved")
+        self.push("__pellucid_e%d" % (self.nexc - 1))
+        self.out.append(("enter", self.nexc - 1))
+
+    def op_POP_EXCEPT(self, ins: Instr, arg: Any) -> None:
+        kind, _, _ = self.pop_any()
+        if PY < (3, 11):
+            self.pop_any()
+            self.pop_any()
+        if kind != "saved":
+            raise FallbackError("POP_EXCEPT without a saved exception")
+        self.nexc -= 1
+        if self.nexc < 0:
+            raise FallbackError("POP_EXCEPT with no handled exception")
+        self.out.append(("exit", self.nexc))
+
+    def op_CHECK_EXC_MATCH(self, ins: Instr, arg: Any) -> None:
+        t = self.pop()
+        e = self.top_name()
+        self.push("isinstance(%s, %s)" % (e, t))
+
+    def op_EXC_MATCH2(self, ins: Instr, arg: Any) -> None:
+        t = self.pop()
+        e = self.pop()
+        self.push("issubclass(%s, %s)" % (e, t))
+
+    def op_BEFORE_WITH(self, ins: Instr, arg: Any) -> None:
+        m = self.pop()
+        d = len(self.stack)
+        self.w("__pellucid_m = %s" % m)
+        self.w("__pellucid_enter = type(__pellucid_m).__enter__")
+        self.w("%s = type(__pellucid_m).__exit__.__get__(__pellucid_m)" % _slot(d))
+        self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
+        self.stack.append((V, None))
+        self.stack.append((V, None))
+
+    def op_BEFORE_ASYNC_WITH(self, ins: Instr, arg: Any) -> None:
+        m = self.pop()
+        d = len(self.stack)
+        self.w("__pellucid_m = %s" % m)
+        self.w("__pellucid_enter = type(__pellucid_m).__aenter__")
+        self.w("%s = type(__pellucid_m).__aexit__.__get__(__pellucid_m)" % _slot(d))
+        self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
+        self.stack.append((V, None))
+        self.stack.append(("await", None))
+
+    def op_WITH_EXCEPT_START(self, ins: Instr, arg: Any) -> None:
+        n = len(self.stack)
+        if PY >= (3, 11):
+            exit_d, exc_d = n - 4, n - 1
+        else:
+            exit_d, exc_d = n - 7, n - 2
+        e = _slot(exc_d)
+        self.push("%s(type(%s), %s, %s.__traceback__)" % (_slot(exit_d), e, e, e))
+
+    def op_IMPORT_NAME(self, ins: Instr, arg: str) -> None:
+        fromlist = self.pop()
+        level = self.pop()
+        self.push("__import__(%r, globals(), locals(), %s, %s)" % (arg, fromlist, level))
+
+    def op_IMPORT_FROM(self, ins: Instr, arg: str) -> None:
+        m = self.top_name()
+        # ``from m import x`` falls back to the submodule in sys.modules, like the interpreter
+        d = len(self.stack)
+        self.w("__pellucid_ok = True")
+        self.w("try:")
+        self.w("    %s = %s.%s" % (_slot(d), m, arg))
+        self.w("except AttributeError:")
+        self.w("    __pellucid_ok = False")
+        self.w("if not __pellucid_ok:")
+        self.w("    %s = __import__('sys').modules.get('%%s.%%s' %% (%s.__name__, %r))" % (_slot(d), m, arg))
+        self.w("    if %s is None:" % _slot(d))
+        self.w("        raise ImportError('cannot import name %%r from %%r (%%s)' %% (%r, %s.__name__, "
+               "getattr(%s, '__file__', None) or 'unknown location'), name=%s.__name__)" % (arg, m, m, m))
+        self.stack.append((V, None))
+
+    def op_IMPORT_STAR(self, ins: Instr, arg: Any) -> None:
+        m = self.pop()
+        if self.function:
+            raise FallbackError("import * in a function")
+        self.w("for __pellucid_k in getattr(%s, '__all__', [k for k in dir(%s) if not k.startswith('_')]):" % (m, m))
+        self.w("    globals()[__pellucid_k] = getattr(%s, __pellucid_k)" % m)
+
+    def op_PRINT_EXPR(self, ins: Instr, arg: Any) -> None:
+        self.w("__import__('sys').displayhook(%s)" % self.pop())
+
+    def op_SETUP_ANNOTATIONS(self, ins: Instr, arg: Any) -> None:
+        self.w("if '__annotations__' not in locals():")
+        self.w("    __annotations__ = {}")
+
+    def op_STOPITERATION_ERROR(self, ins: Instr, arg: Any) -> None:
+        # the generator's own frame turns an escaping StopIteration into RuntimeError, as the
+        # output is a generator too: nothing to do here
+        pass
+
+    def op_GET_LEN(self, ins: Instr, arg: Any) -> None:
+        self.push("len(%s)" % self.top_name())
+
+    def op_MATCH_SEQUENCE(self, ins: Instr, arg: Any) -> None:
+        t = self.top_name()
+        self.push("isinstance(%s, __import__('collections.abc').abc.Sequence) and not isinstance(%s, (str, bytes, bytearray))" % (t, t))
+
+    def op_MATCH_MAPPING(self, ins: Instr, arg: Any) -> None:
+        self.push("isinstance(%s, __import__('collections.abc').abc.Mapping)" % self.top_name())
+
+    def op_MATCH_KEYS(self, ins: Instr, arg: Any) -> None:
+        keys = self.top_name()
+        subj = _slot(len(self.stack) - 2)
+        self.push("tuple(%s[__pellucid_k] for __pellucid_k in %s) if all(__pellucid_k in %s for __pellucid_k in %s) else None"
+                  % (subj, keys, subj, keys))
+
+    def op_COPY_DICT_WITHOUT_KEYS(self, ins: Instr, arg: Any) -> None:
+        keys = self.pop()
+        subj = self.top_name()
+        self.push("{__pellucid_k: __pellucid_v for __pellucid_k, __pellucid_v in dict(%s).items() if __pellucid_k not in %s}"
+                  % (subj, keys))
+
+    def op_NOP(self, ins: Instr, arg: Any) -> None:
+        pass
+
+    def op_UNSUPPORTED(self, ins: Instr, arg: Any) -> None:
+        raise FallbackError("unsupported opcode %s" % (arg,))
+
+
+def _refers_to(code: types.CodeType, name: str) -> bool:
+    """Whether nested code reads ``name`` from an enclosing scope."""
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType) and (name in c.co_freevars or _refers_to(c, name)):
+            return True
+    return False
+
+
+def _gen_start(code: types.CodeType) -> bool:
+    return False
+
+
+def _indent(lines: List[str]) -> List[str]:
+    return ["    " + x for x in lines]
+
+
+def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
+                  function: Optional[bool] = None) -> List[str]:
+    """Body lines of ``code`` as a state machine (raises FallbackError when even that fails)."""
+    fb = Fallback(code, pool, reason, function)
+    return fb.lines()
+
+
+def fallback_statements(code: types.CodeType, pool: ConstantPool, reason: str,
+                        function: Optional[bool] = None) -> List[ast.stmt]:
+    """The fallback body as AST statements (docstring first, for functions that have one)."""
+    lines = fallback_body(code, pool, reason, function)
+    src = "\n".join(lines)
+    wrapped = "def __pellucid_wrap():\n" + "\n".join("    " + x for x in src.split("\n"))
+    if not (code.co_flags & CO_OPTIMIZED) and function is not True:
+        tree = ast.parse(src)
+        return tree.body
+    tree = ast.parse(wrapped)
+    return tree.body[0].body
+
+
+def reason_of(exc: BaseException) -> str:
+    text = "%s: %s" % (type(exc).__name__, exc)
+    return text[:200]
+
+
+# -- hooks used by the structured decompiler ----------------------------------------------------------
+_INTERNAL = (StructureError, IndexError, RecursionError, KeyError, AttributeError, TypeError,
+             ValueError, AssertionError, NotImplementedError)
+
+
+class _NoDeclarations:
+    def declarations(self) -> List[ast.stmt]:
+        return []
+
+
+def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bool = False,
+                     function: Optional[bool] = None) -> Tuple[List[ast.stmt], Any]:
+    """Statements of ``code`` from the structured decompiler, or from the fallback when it fails.
+
+    Returns ``(statements, declarer)``; ``declarer.declarations()`` gives ``global``/``nonlocal``
+    (the fallback puts its own declarations in its statements).
+    """
+    from pellucid.decompiler.body import BodyDecompiler
+
+    try:
+        if forced():
+            raise StructureError("forced by %s" % ENV_FORCE)
+        sub = BodyDecompiler(code, pool, comprehension=comprehension)
+        return sub.statements(), sub
+    except _INTERNAL as exc:
+        if comprehension:
+            raise
+        try:
+            stmts = fallback_statements(code, pool, reason_of(exc), function)
+        except FallbackError as fexc:
+            from pellucid.errors import DecompileError
+            raise DecompileError("%s: no structured form (%s) and the fallback failed (%s)"
+                                 % (code.co_name, reason_of(exc), fexc))
+        return stmts, _NoDeclarations()
+
+
+def _signature(code: types.CodeType) -> str:
+    names = [_local(n) for n in code.co_varnames]
+    k = 0
+    parts: List[str] = []
+    npos = code.co_argcount
+    nposonly = getattr(code, "co_posonlyargcount", 0)
+    for i in range(npos):
+        parts.append(names[k])
+        k += 1
+        if nposonly and i == nposonly - 1:
+            parts.append("/")
+    kwonly = names[k:k + code.co_kwonlyargcount]
+    k += code.co_kwonlyargcount
+    if code.co_flags & 0x04:
+        parts.append("*" + names[k])
+        k += 1
+    elif kwonly:
+        parts.append("*")
+    parts.extend(kwonly)
+    if code.co_flags & 0x08:
+        parts.append("**" + names[k])
+    return ", ".join(parts)
+
+
+def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualname: Any, fname: str,
+                            pool: ConstantPool) -> List[str]:
+    """``def fname(...)`` for a nested code object made by MAKE_FUNCTION inside a fallback body."""
+    from pellucid.decompiler.functions import docstring_of, finish_function_body
+
+    plain = all(n.isidentifier() for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + 2]
+                if True) and code.co_name not in _COMPREHENSION_NAMES
+    stmts: List[ast.stmt]
+    if plain:
+        stmts, sub = body_or_fallback(code, pool, function=True)
+        stmts = finish_function_body(code, stmts, sub)
+    else:
+        try:
+            stmts = fallback_statements(code, pool, "comprehension code made in a fallback body", True)
+        except FallbackError as fexc:
+            from pellucid.errors import DecompileError
+            raise DecompileError("%s: the fallback failed (%s)" % (code.co_name, fexc))
+        doc = docstring_of(code)
+        if doc is not None:
+            stmts = [ast.Expr(ast.Constant(doc))] + stmts
+    body = unparse(ast.Module(stmts or [ast.Pass()], [])).split("\n")
+    kw = "async def" if code.co_flags & (0x80 | 0x200) else "def"
+    out = ["%s %s(%s):" % (kw, fname, _signature(code))] + _indent(body)
+    out.append("%s.__name__ = %r" % (fname, code.co_name))
+    q = getattr(code, "co_qualname", None) or qualname
+    if isinstance(q, str):
+        out.append("%s.__qualname__ = %r" % (fname, q))
+    if attrs.get(1):
+        out.append("%s.__defaults__ = %s" % (fname, attrs[1]))
+    if attrs.get(2):
+        out.append("%s.__kwdefaults__ = %s" % (fname, attrs[2]))
+    if attrs.get(4):
+        a = attrs[4]
+        out.append("%s.__annotations__ = %s if isinstance(%s, dict) else dict(zip(%s[::2], %s[1::2]))"
+                   % (fname, a, a, a, a))
+    return out
+
+
+def class_body_lines(code: types.CodeType, pool: ConstantPool) -> List[str]:
+    """A class body (structured when possible) for ``class X(...):`` inside a fallback body."""
+    from pellucid.decompiler.body import BodyDecompiler
+    from pellucid.decompiler.functions import FunctionStub
+
+    try:
+        if forced():
+            raise StructureError("forced by %s" % ENV_FORCE)
+        node = BodyDecompiler(code, pool).class_def(FunctionStub(code), "X", [], [])
+        stmts = node.body
+    except _INTERNAL as exc:
+        try:
+            stmts = fallback_statements(code, pool, reason_of(exc), False)
+        except FallbackError as fexc:
+            from pellucid.errors import DecompileError
+            raise DecompileError("class body %s: the fallback failed (%s)" % (code.co_name, fexc))
+    return unparse(ast.Module(stmts or [ast.Pass()], [])).split("\n")

@@ -1,0 +1,166 @@
+"""Construct cases: reductions of swap-suite regressions (tests/swap).
+
+Each case is a minimal, self-contained reduction of a stdlib function whose recompiled code made
+one of CPython's own unit tests fail in the swap suite; the comment above it names the stdlib
+function, the Python versions where the swap regression was seen and what goes wrong.
+
+Format: see construct_cases.py.
+"""
+
+CASES = []
+
+
+def case(id, src, calls, min_version=(3, 8), func="f", driver=None):
+    CASES.append(dict(id=id, src=src, calls=calls, min_version=min_version, func=func,
+                      driver=driver))
+
+
+# ipaddress._BaseAddress.__eq__ / _BaseNetwork.__eq__ (3.8, 3.11, 3.13): a `return` of a
+# short-circuit `and` expression inside a try body is hoisted after the try statement (the body
+# becomes `pass`), so the AttributeError is no longer caught by the handler.
+case("regr_try_return_boolop", r"""
+def f(a, b):
+    try:
+        return a.real == b.real and a.imag == b.imag
+    except AttributeError:
+        return "not implemented"
+""", [(1, 1), (1, 2), (1j, 1), (1, "s"), ("s", 1)])
+
+# ContextDecorator.__call__.inner (contextlib, 3.8, 3.11, 3.13): `with cm: return call()` -- the
+# return is moved after the with statement, so the call runs outside the context manager.
+case("regr_with_return_call_inside", r"""
+class CM:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+def g(log):
+    log.append("body")
+    return len(log)
+
+def f(log):
+    with CM(log):
+        return g(log)
+""", [([],), (["x"],)])
+
+# AsyncContextDecorator.__call__.inner (contextlib, 3.11, 3.13): the same with `async with` and
+# `return await call()`.
+case("regr_async_with_return_await_inside", r"""
+class Ready:
+    def __init__(self, value):
+        self.value = value
+    def __await__(self):
+        received = yield ("suspend", self.value)
+        return self.value if received is None else received
+
+def run(coro):
+    steps = []
+    try:
+        while True:
+            steps.append(coro.send(None))
+    except StopIteration as stop:
+        return steps, stop.value
+
+def drive(f, *args):
+    return run(f(*args))
+
+class ACM:
+    def __init__(self, log):
+        self.log = log
+    async def __aenter__(self):
+        self.log.append("aenter")
+    async def __aexit__(self, *exc):
+        self.log.append("aexit")
+
+async def g(log):
+    log.append("body")
+    return await Ready(len(log))
+
+async def f(log):
+    async with ACM(log):
+        return await g(log)
+""", [([],), (["x"],)], driver="drive")
+
+# urllib.parse.urlencode (3.8, 3.11): try/except/else as the last statement of an if/else branch
+# inside a for loop -- the `else:` clause is lost (its body also runs after the handler ran),
+# here iterating over a non-iterable.
+case("regr_try_except_else_in_loop_branch", r"""
+def f(items):
+    out = []
+    for v in items:
+        if isinstance(v, str):
+            out.append(v)
+        else:
+            try:
+                len(v)
+            except TypeError:
+                out.append(("scalar", v))
+            else:
+                for e in v:
+                    out.append(e)
+    return out
+""", [(["ab", [1, 2]],), (["ab", 5, (3,)],), ([7],)])
+
+# argparse.HelpFormatter._get_actions_usage_parts (3.13 stdlib; the bug is on every version): a
+# loop body starting with `if ...: continue` followed by try / except: continue / else: -- the
+# handler's `continue` becomes `pass` and the else-clause runs after it (UnboundLocalError).
+case("regr_guard_continue_then_try_except_continue_else", r"""
+def f(groups, actions):
+    out = {}
+    for group in groups:
+        if not group:
+            continue
+        try:
+            start = actions.index(group[0])
+        except ValueError:
+            continue
+        else:
+            out[start] = group
+    return sorted(out.items())
+""", [([["b"], [], ["a", "c"]], ["a", "b", "c"]), ([["z"], ["a"]], ["a"])])
+
+# argparse.ArgumentParser.parse_known_intermixed_args (3.13 only): a for loop whose body is an
+# `if` statement, inside try/finally -- the whole loop body is dropped (`for x in items: pass`).
+case("regr_for_if_body_in_try_finally", r"""
+def f(items, log):
+    try:
+        for x in items:
+            if x > 1 and x < 5:
+                log.append(x)
+    finally:
+        log.append("fin")
+    return log
+""", [([0, 2, 3, 9], []), ([], [])])
+
+case("regr_for_if_body_in_try_finally_simple_test", r"""
+def f(items, log):
+    try:
+        for x in items:
+            if x > 1:
+                log.append(x)
+    finally:
+        log.append("fin")
+    return len(log)
+""", [([0, 2, 3, 9], []), ([], [])])
+
+# typing.NamedTupleMeta.__new__ (3.13 stdlib: every NamedTuple class creation fails, the whole
+# test_typing module fails to import; the bug is on 3.11/3.13, 3.8 decompiles it correctly):
+# try / except: pass / else: inside an elif branch in a for loop -- the else-clause is lost and
+# its body runs after the handler (UnboundLocalError).
+case("regr_try_except_pass_else_in_loop_elif", r"""
+def f(d, out):
+    for key, val in d.items():
+        if key == "bad":
+            raise KeyError(key)
+        elif key != "skip":
+            try:
+                m = val.bit_length
+            except AttributeError:
+                pass
+            else:
+                out.append((key, m()))
+    return out
+""", [({"a": 5, "skip": 1, "b": "s", "c": 8}, []), ({"x": "y"}, []), ({"bad": 1}, [])])
