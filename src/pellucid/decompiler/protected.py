@@ -303,9 +303,7 @@ class ProtectedBuilder:
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
-        after = self.cfg.common_pdom(exit_block, hblock) if exit_block is not None else self.cfg.ipdom.get(hblock)
-        if exit_block is not None and after is None:
-            after = exit_block
+        after = self._try_follow(exit_block, hblock)
         hstop = stop | {after} if after is not None else stop
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
         handlers = self.parse_handlers(hs)
@@ -331,6 +329,34 @@ class ProtectedBuilder:
             return None, None
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
+
+    def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Optional[Block]:
+        """Where a try/except statement continues: the meeting point of the body's normal exit
+        and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
+        which is why a post-dominator of the handler is no answer."""
+        exits: List[Block] = []
+        seen = set()
+        work = [hblock]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            if any(i.op == "POP_EXCEPT" for i in b.instrs):
+                exits.extend(b.succs)
+                continue
+            work.extend(b.succs)
+        points = ([exit_block] if exit_block is not None else []) + exits
+        if not points:
+            return None
+        after: Optional[Block] = points[0]
+        for p in points[1:]:
+            if after is None:
+                break
+            after = self.cfg.common_pdom(after, p)
+        if after is None and exit_block is not None and not exits:
+            after = exit_block
+        return after
 
     def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
         """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""
