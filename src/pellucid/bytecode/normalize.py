@@ -64,7 +64,10 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         return one("FOR_ITER", None, val)
     if op == "LOAD_GLOBAL":
         if PY >= (3, 11) and arg & 1:
-            return [Instr("LOAD_GLOBAL", val, off, line), Instr("PUSH_NULL", None, off, line)]
+            # 3.11/3.12 push the NULL below the global ("NULL + g"), 3.13 above it ("g + NULL");
+            # it matters when an attribute is loaded from the global before the call.
+            pair = [Instr("LOAD_GLOBAL", val, off, line), Instr("PUSH_NULL", None, off, line)]
+            return pair if PY >= (3, 13) else pair[::-1]
         return one("LOAD_GLOBAL", val)
     if op == "LOAD_ATTR":
         if PY >= (3, 12) and arg & 1:
