@@ -281,17 +281,14 @@ class ProtectedBuilder:
         is_finally = self._is_finally(probe)
         self._absorb[level] = "finally" if is_finally else "except"
         if is_finally:
-            self._finally_bodies[level] = [s for s in probe if not isinstance(s, Reraise)] or [ast.Pass()]
+            self._finally_bodies[level] = _strip_reraise(probe) or [ast.Pass()]
         region = self.protected_set(level)
         body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop, first=block)
         if body_stack is not None:
             body, body_stack, exit_block = self.finish_region_body(body, body_stack, len(stack),
                                                                    exit_block, ctx, stop)
         if is_finally:
-            final = [s for s in probe if not isinstance(s, Reraise)]
-            if probe and not isinstance(probe[-1], Reraise):
-                raise StructureError("finally handler does not re-raise")
-            final = final or [ast.Pass()]
+            final = _strip_reraise(probe) or [ast.Pass()]
             body = self.strip_finally_copies(body, final)
             node = ast.Try(body or [ast.Pass()], [], [], final)
             self.emit(out, node, stack)
@@ -387,13 +384,15 @@ class ProtectedBuilder:
         return frozenset([a]) if a is not None else frozenset()
 
     def _is_finally(self, hs: List[ast.stmt]) -> bool:
-        if not hs or not isinstance(hs[-1], Reraise):
+        """A ``finally`` handler: no exception matching or POP_EXCEPT, and every way through it
+        ends by re-raising (or by a return/break/continue that swallows the exception)."""
+        if not hs:
             return False
         for s in hs:
             for node in ast.walk(s):
                 if isinstance(node, (M.ExcMatch, PopExcept)):
                     return False
-        return True
+        return _ends_in_reraise(hs)
 
     def strip_finally_copies(self, body: List[ast.stmt], final: List[ast.stmt]) -> List[ast.stmt]:
         """Remove the copy of ``finally`` the compiler put before each return/break/continue."""
@@ -437,6 +436,10 @@ class ProtectedBuilder:
             clauses.append(self._clause(None, rest))
         if not clauses:
             raise StructureError("try without handlers")
+        for c in clauses:
+            for node in ast.walk(c):
+                if isinstance(node, (Reraise, PopExcept, M.ExcMatch)):
+                    raise StructureError("exception handler with an unrecognised shape")
         return clauses
 
     def _clause(self, exc_type: Optional[ast.expr], body: List[ast.stmt]) -> ast.ExceptHandler:
@@ -485,6 +488,39 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
                                                                       ast.Pass)):
                 return False
     return True
+
+
+def _ends_in_reraise(stmts: List[ast.stmt]) -> bool:
+    """Every fall-through path of ``stmts`` ends in RERAISE (other paths may leave)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, Reraise):
+        return True
+    if isinstance(last, ast.If):
+        arms = [last.body, last.orelse]
+        return all(_ends_in_reraise(a) or _terminates(a) for a in arms) and \
+            any(_ends_in_reraise(a) for a in arms)
+    return False
+
+
+def _strip_reraise(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """The ``finally`` body: the handler without the RERAISE that ends it."""
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, Reraise):
+        return stmts[:-1]
+    if isinstance(last, ast.If):
+        body = _strip_reraise(last.body)
+        orelse = _strip_reraise(last.orelse)
+        if not body:
+            if not orelse:
+                return stmts[:-1] + [ast.If(last.test, [ast.Pass()], [])]  # the test still runs
+            from pellucid.decompiler.structure import negate
+            return stmts[:-1] + [ast.If(negate(last.test), orelse, [])]
+        return stmts[:-1] + [ast.If(last.test, body, orelse)]
+    return stmts
 
 
 def _terminates(stmts: List[ast.stmt]) -> bool:
