@@ -184,7 +184,7 @@ class Fallback:
             if h is not None and h.target in self.cfg.block_at:
                 hb = self.cfg.block_at[h.target]
                 hst = self.handler_state(st, nexc_exit, h)
-                catch = ["except BaseException as __pellucid_exc:"]
+                catch = ["except __pellucid_builtins.BaseException as __pellucid_exc:"]
                 d = h.depth
                 if PY >= (3, 11):
                     if h.lasti:
@@ -195,14 +195,17 @@ class Fallback:
                     d += 3
                     catch.append("    %s = __pellucid_exc.__traceback__" % _slot(d))
                     catch.append("    %s = __pellucid_exc" % _slot(d + 1))
-                    catch.append("    %s = type(__pellucid_exc)" % _slot(d + 2))
+                    catch.append("    %s = __pellucid_builtins.type(__pellucid_exc)" % _slot(d + 2))
                     catch.append("    __pellucid_e%d = __pellucid_exc" % (hst.nexc - 1))
                 catch.append("    %s = %d" % (STATE, hb.id))
                 catch.append("    continue")
                 inner = ["try:"] + _indent(inner) + catch
             body.append("if %s == %d:" % (STATE, b.id))
             body.extend(_indent(inner or ["pass"]))
-        head = ["%s = %r" % (MARKER, self.reason), "%s = %d" % (STATE, self.cfg.blocks[0].id)]
+        # Builtins the translation itself calls come from the builtins module: the code's own
+        # globals may shadow them (the ast module defines a class named ``slice``).
+        head = ["%s = %r" % (MARKER, self.reason), "import builtins as __pellucid_builtins",
+                "%s = %d" % (STATE, self.cfg.blocks[0].id)]
         nargs = self.code.co_argcount + self.code.co_kwonlyargcount + bool(self.code.co_flags & 4) \
             + bool(self.code.co_flags & 8)
         args = set(self.code.co_varnames[:nargs])
@@ -254,7 +257,7 @@ class Fallback:
         """Run ``inner`` while exception ``__pellucid_e<k>`` is the one being handled."""
         e = "__pellucid_e%d" % k
         return ["__pellucid_ctx = %s.__context__" % e, "__pellucid_tb = %s.__traceback__" % e,
-                "try:", "    raise %s" % e, "except BaseException:",
+                "try:", "    raise %s" % e, "except __pellucid_builtins.BaseException:",
                 "    %s.__context__ = __pellucid_ctx" % e,
                 "    %s.__traceback__ = __pellucid_tb" % e] + _indent(inner)
 
@@ -358,7 +361,7 @@ class Fallback:
         self.w("try:")
         self.w("    %s = (%s,)" % (_slot(d), n))
         self.w("    del %s" % n)
-        self.w("except NameError:")
+        self.w("except __pellucid_builtins.NameError:")
         self.w("    %s = ()" % _slot(d))
         self.stack[-1] = ("saved_local", arg)
 
@@ -371,7 +374,7 @@ class Fallback:
             self.w("else:")
             self.w("    try:")
             self.w("        del %s" % n)
-            self.w("    except NameError:")
+            self.w("    except __pellucid_builtins.NameError:")
             self.w("        pass")
             return
         if kind != V:
@@ -432,7 +435,7 @@ class Fallback:
         self.push_static("closure", arg)
 
     def op_LOAD_LOCALS(self, ins: Instr, arg: Any) -> None:
-        self.push("locals()")
+        self.push("__pellucid_builtins.locals()")
 
     def op_LOAD_FROM_DICT_OR_DEREF(self, ins: Instr, arg: str) -> None:
         self.pop()
@@ -542,7 +545,7 @@ class Fallback:
         self.push("%s %s" % (arg, v) if arg == "not" else "%s%s" % (arg, v))
 
     def op_TO_BOOL(self, ins: Instr, arg: Any) -> None:
-        self.push("bool(%s)" % self.pop())
+        self.push("__pellucid_builtins.bool(%s)" % self.pop())
 
     def op_COMPARE(self, ins: Instr, arg: str) -> None:
         r = self.pop()
@@ -551,7 +554,7 @@ class Fallback:
 
     def op_BUILD_SLICE(self, ins: Instr, arg: int) -> None:
         parts = [self.pop() for _ in range(arg)][::-1]
-        self.push("slice(%s)" % ", ".join(parts))
+        self.push("__pellucid_builtins.slice(%s)" % ", ".join(parts))
 
     def _pop_n(self, n: int) -> List[str]:
         return [self.pop() for _ in range(n)][::-1]
@@ -569,7 +572,7 @@ class Fallback:
 
     def op_BUILD_SET(self, ins: Instr, arg: int) -> None:
         items = self._pop_n(arg)
-        self.push("{%s}" % ", ".join(items) if items else "set()")
+        self.push("{%s}" % ", ".join(items) if items else "__pellucid_builtins.set()")
 
     def op_BUILD_MAP(self, ins: Instr, arg: int) -> None:
         items = self._pop_n(2 * arg)
@@ -578,7 +581,7 @@ class Fallback:
     def op_BUILD_CONST_KEY_MAP(self, ins: Instr, arg: int) -> None:
         keys = self.pop()
         vals = self._pop_n(arg)
-        self.push("dict(zip(%s, (%s)))" % (keys, "".join(v + ", " for v in vals)))
+        self.push("__pellucid_builtins.dict(__pellucid_builtins.zip(%s, (%s)))" % (keys, "".join(v + ", " for v in vals)))
 
     def op_BUILD_STRING(self, ins: Instr, arg: int) -> None:
         items = self._pop_n(arg)
@@ -595,7 +598,7 @@ class Fallback:
         if conv != -1:
             fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[conv]
             v = "%s(%s)" % (fn, v)
-        self.push("format(%s, %s)" % (v, spec))
+        self.push("__pellucid_builtins.format(%s, %s)" % (v, spec))
 
     def op_LIST_APPEND(self, ins: Instr, arg: int) -> None:
         v = self.pop()
@@ -631,11 +634,11 @@ class Fallback:
         # duplicate keywords raise TypeError like the interpreter does
         self.w("for __pellucid_k in %s.keys():" % v)
         self.w("    if __pellucid_k in %s:" % _slot(len(self.stack) - arg))
-        self.w("        raise TypeError('got multiple values for keyword argument %r' % (__pellucid_k,))")
+        self.w("        raise __pellucid_builtins.TypeError('got multiple values for keyword argument %r' % (__pellucid_k,))")
         self.w("%s.update(%s)" % (_slot(len(self.stack) - arg), v))
 
     def op_LIST_TO_TUPLE(self, ins: Instr, arg: Any) -> None:
-        self.push("tuple(%s)" % self.pop())
+        self.push("__pellucid_builtins.tuple(%s)" % self.pop())
 
     def _build_unpack(self, arg: int, fmt: str) -> None:
         items = self._pop_n(arg)
@@ -650,7 +653,7 @@ class Fallback:
         self._build_unpack(arg, "[%s]")
 
     def op_BUILD_SET_UNPACK(self, ins: Instr, arg: int) -> None:
-        self._build_unpack(arg, "{%s}") if arg else self.push("set()")
+        self._build_unpack(arg, "{%s}") if arg else self.push("__pellucid_builtins.set()")
 
     def op_BUILD_MAP_UNPACK(self, ins: Instr, arg: int) -> None:
         items = self._pop_n(arg)
@@ -815,7 +818,7 @@ class Fallback:
 
     # -- iteration, generators ------------------------------------------------------------------
     def op_GET_ITER(self, ins: Instr, arg: Any) -> None:
-        self.push("iter(%s)" % self.pop())
+        self.push("__pellucid_builtins.iter(%s)" % self.pop())
 
     def op_GET_YIELD_FROM_ITER(self, ins: Instr, arg: Any) -> None:
         v = self.pop()
@@ -830,7 +833,7 @@ class Fallback:
 
     def op_GET_AITER(self, ins: Instr, arg: Any) -> None:
         v = self.pop()
-        self.push("type(%s).__aiter__(%s)" % (v, v))
+        self.push("__pellucid_builtins.type(%s).__aiter__(%s)" % (v, v))
 
     def op_GET_ANEXT(self, ins: Instr, arg: Any) -> None:
         it = self.top_name()
@@ -843,7 +846,7 @@ class Fallback:
         if kind == "await":
             self.push("await %s" % name)
         elif kind == "anext":
-            self.push("await type(%s).__anext__(%s)" % (name, name))
+            self.push("await __pellucid_builtins.type(%s).__anext__(%s)" % (name, name))
         elif kind == "yf":
             self.push("(yield from %s)" % name)
         else:
@@ -860,8 +863,8 @@ class Fallback:
         exit_block = self.target_block(ins)
         d = len(self.stack)
         self.w("try:")
-        self.w("    %s = next(%s)" % (_slot(d), it))
-        self.w("except StopIteration:")
+        self.w("    %s = __pellucid_builtins.next(%s)" % (_slot(d), it))
+        self.w("except __pellucid_builtins.StopIteration:")
         saved = list(self.stack)
         self.stack.pop()
         self.goto(exit_block, "    ")
@@ -872,7 +875,7 @@ class Fallback:
         if PY >= (3, 11):
             exc = self.pop()
             self.pop_any()
-            self.w("if not isinstance(%s, StopAsyncIteration):" % exc)
+            self.w("if not __pellucid_builtins.isinstance(%s, __pellucid_builtins.StopAsyncIteration):" % exc)
             self.w("    raise %s" % exc)
             return
         raise FallbackError("END_ASYNC_FOR before 3.11")
@@ -967,19 +970,19 @@ class Fallback:
     def op_CHECK_EXC_MATCH(self, ins: Instr, arg: Any) -> None:
         t = self.pop()
         e = self.top_name()
-        self.push("isinstance(%s, %s)" % (e, t))
+        self.push("__pellucid_builtins.isinstance(%s, %s)" % (e, t))
 
     def op_EXC_MATCH2(self, ins: Instr, arg: Any) -> None:
         t = self.pop()
         e = self.pop()
-        self.push("issubclass(%s, %s)" % (e, t))
+        self.push("__pellucid_builtins.issubclass(%s, %s)" % (e, t))
 
     def op_BEFORE_WITH(self, ins: Instr, arg: Any) -> None:
         m = self.pop()
         d = len(self.stack)
         self.w("__pellucid_m = %s" % m)
-        self.w("__pellucid_enter = type(__pellucid_m).__enter__")
-        self.w("%s = type(__pellucid_m).__exit__.__get__(__pellucid_m)" % _slot(d))
+        self.w("__pellucid_enter = __pellucid_builtins.type(__pellucid_m).__enter__")
+        self.w("%s = __pellucid_builtins.type(__pellucid_m).__exit__.__get__(__pellucid_m)" % _slot(d))
         self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
         self.stack.append((V, None))
         self.stack.append((V, None))
@@ -988,8 +991,8 @@ class Fallback:
         m = self.pop()
         d = len(self.stack)
         self.w("__pellucid_m = %s" % m)
-        self.w("__pellucid_enter = type(__pellucid_m).__aenter__")
-        self.w("%s = type(__pellucid_m).__aexit__.__get__(__pellucid_m)" % _slot(d))
+        self.w("__pellucid_enter = __pellucid_builtins.type(__pellucid_m).__aenter__")
+        self.w("%s = __pellucid_builtins.type(__pellucid_m).__aexit__.__get__(__pellucid_m)" % _slot(d))
         self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
         self.stack.append((V, None))
         self.stack.append(("await", None))
@@ -1001,12 +1004,12 @@ class Fallback:
         else:
             exit_d, exc_d = n - 7, n - 2
         e = _slot(exc_d)
-        self.push("%s(type(%s), %s, %s.__traceback__)" % (_slot(exit_d), e, e, e))
+        self.push("%s(__pellucid_builtins.type(%s), %s, %s.__traceback__)" % (_slot(exit_d), e, e, e))
 
     def op_IMPORT_NAME(self, ins: Instr, arg: str) -> None:
         fromlist = self.pop()
         level = self.pop()
-        self.push("__import__(%r, globals(), locals(), %s, %s)" % (arg, fromlist, level))
+        self.push("__pellucid_builtins.__import__(%r, __pellucid_builtins.globals(), __pellucid_builtins.locals(), %s, %s)" % (arg, fromlist, level))
 
     def op_IMPORT_FROM(self, ins: Instr, arg: str) -> None:
         m = self.top_name()
@@ -1015,27 +1018,27 @@ class Fallback:
         self.w("__pellucid_ok = True")
         self.w("try:")
         self.w("    %s = %s.%s" % (_slot(d), m, arg))
-        self.w("except AttributeError:")
+        self.w("except __pellucid_builtins.AttributeError:")
         self.w("    __pellucid_ok = False")
         self.w("if not __pellucid_ok:")
-        self.w("    %s = __import__('sys').modules.get('%%s.%%s' %% (%s.__name__, %r))" % (_slot(d), m, arg))
+        self.w("    %s = __pellucid_builtins.__import__('sys').modules.get('%%s.%%s' %% (%s.__name__, %r))" % (_slot(d), m, arg))
         self.w("    if %s is None:" % _slot(d))
-        self.w("        raise ImportError('cannot import name %%r from %%r (%%s)' %% (%r, %s.__name__, "
-               "getattr(%s, '__file__', None) or 'unknown location'), name=%s.__name__)" % (arg, m, m, m))
+        self.w("        raise __pellucid_builtins.ImportError('cannot import name %%r from %%r (%%s)' %% (%r, %s.__name__, "
+               "__pellucid_builtins.getattr(%s, '__file__', None) or 'unknown location'), name=%s.__name__)" % (arg, m, m, m))
         self.stack.append((V, None))
 
     def op_IMPORT_STAR(self, ins: Instr, arg: Any) -> None:
         m = self.pop()
         if self.function:
             raise FallbackError("import * in a function")
-        self.w("for __pellucid_k in getattr(%s, '__all__', [k for k in dir(%s) if not k.startswith('_')]):" % (m, m))
-        self.w("    globals()[__pellucid_k] = getattr(%s, __pellucid_k)" % m)
+        self.w("for __pellucid_k in __pellucid_builtins.getattr(%s, '__all__', [k for k in __pellucid_builtins.dir(%s) if not k.startswith('_')]):" % (m, m))
+        self.w("    __pellucid_builtins.globals()[__pellucid_k] = __pellucid_builtins.getattr(%s, __pellucid_k)" % m)
 
     def op_PRINT_EXPR(self, ins: Instr, arg: Any) -> None:
-        self.w("__import__('sys').displayhook(%s)" % self.pop())
+        self.w("__pellucid_builtins.__import__('sys').displayhook(%s)" % self.pop())
 
     def op_SETUP_ANNOTATIONS(self, ins: Instr, arg: Any) -> None:
-        self.w("if '__annotations__' not in locals():")
+        self.w("if '__annotations__' not in __pellucid_builtins.locals():")
         self.w("    __annotations__ = {}")
 
     def op_STOPITERATION_ERROR(self, ins: Instr, arg: Any) -> None:
@@ -1044,25 +1047,25 @@ class Fallback:
         pass
 
     def op_GET_LEN(self, ins: Instr, arg: Any) -> None:
-        self.push("len(%s)" % self.top_name())
+        self.push("__pellucid_builtins.len(%s)" % self.top_name())
 
     def op_MATCH_SEQUENCE(self, ins: Instr, arg: Any) -> None:
         t = self.top_name()
-        self.push("isinstance(%s, __import__('collections.abc').abc.Sequence) and not isinstance(%s, (str, bytes, bytearray))" % (t, t))
+        self.push("__pellucid_builtins.isinstance(%s, __pellucid_builtins.__import__('collections.abc').abc.Sequence) and not __pellucid_builtins.isinstance(%s, (str, bytes, bytearray))" % (t, t))
 
     def op_MATCH_MAPPING(self, ins: Instr, arg: Any) -> None:
-        self.push("isinstance(%s, __import__('collections.abc').abc.Mapping)" % self.top_name())
+        self.push("__pellucid_builtins.isinstance(%s, __pellucid_builtins.__import__('collections.abc').abc.Mapping)" % self.top_name())
 
     def op_MATCH_KEYS(self, ins: Instr, arg: Any) -> None:
         keys = self.top_name()
         subj = _slot(len(self.stack) - 2)
-        self.push("tuple(%s[__pellucid_k] for __pellucid_k in %s) if all(__pellucid_k in %s for __pellucid_k in %s) else None"
+        self.push("__pellucid_builtins.tuple(%s[__pellucid_k] for __pellucid_k in %s) if __pellucid_builtins.all(__pellucid_k in %s for __pellucid_k in %s) else None"
                   % (subj, keys, subj, keys))
 
     def op_COPY_DICT_WITHOUT_KEYS(self, ins: Instr, arg: Any) -> None:
         keys = self.pop()
         subj = self.top_name()
-        self.push("{__pellucid_k: __pellucid_v for __pellucid_k, __pellucid_v in dict(%s).items() if __pellucid_k not in %s}"
+        self.push("{__pellucid_k: __pellucid_v for __pellucid_k, __pellucid_v in __pellucid_builtins.dict(%s).items() if __pellucid_k not in %s}"
                   % (subj, keys))
 
     def op_NOP(self, ins: Instr, arg: Any) -> None:
@@ -1206,7 +1209,7 @@ def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualnam
         out.append("%s.__kwdefaults__ = %s" % (fname, attrs[2]))
     if attrs.get(4):
         a = attrs[4]
-        out.append("%s.__annotations__ = %s if isinstance(%s, dict) else dict(zip(%s[::2], %s[1::2]))"
+        out.append("%s.__annotations__ = %s if __pellucid_builtins.isinstance(%s, dict) else __pellucid_builtins.dict(__pellucid_builtins.zip(%s[::2], %s[1::2]))"
                    % (fname, a, a, a, a))
     return out
 

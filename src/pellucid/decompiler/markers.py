@@ -1,13 +1,15 @@
 """Stack values that are not Python expressions: NULL slots, iterators, with-exits, exceptions...
 
-They are ``ast.expr`` subclasses so they can sit inside half-built trees; every one of them must be
-gone before a tree is unparsed (the unparser rejects unknown nodes, which catches leaks early).
+They are ``ast.AST`` nodes so they can sit inside half-built trees, but not ``ast.expr``
+subclasses: code that lists ``ast.expr.__subclasses__()`` (CPython's own test_ast does) must not see
+them.  Every one of them must be gone before a tree is unparsed (the unparser rejects unknown
+nodes, which catches leaks early).
 """
 import ast
 from typing import Any
 
 
-class Marker(ast.expr):
+class Marker(ast.AST):
     """Base of all non-expression stack values."""
 
     _fields = ("value",)

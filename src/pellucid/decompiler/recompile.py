@@ -93,7 +93,8 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(source + "\n")
     try:
-        module = compile(source, filename, "exec", dont_inherit=True)
+        # optimize=0: the original had its asserts (LOAD_ASSERTION_ERROR), keep them under -O too.
+        module = compile(source, filename, "exec", dont_inherit=True, optimize=0)
     except SyntaxError as exc:
         raise DecompileError("decompiled source of %s does not compile: %s" % (code.co_name, exc))
     if is_module_code(code):

@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Tuple
 from pellucid.decompiler.body import BodyDecompiler
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import build_arguments, finish_function_body, CO_COROUTINE, CO_ASYNC_GENERATOR
+from pellucid.decompiler.statements_cleanup import tidy
 from pellucid.decompiler.unparse import unparse
 
 PY = sys.version_info[:2]
@@ -26,7 +27,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     if is_module_code(code):
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]
-        return ast.Module(stmts, []), pool
+        return tidy(ast.Module(stmts, [])), pool
     body = finish_function_body(code, stmts, sub)
     d = defaults or {}
     args = build_arguments(code, d.get("defaults", []), d.get("kwdefaults", {}), d.get("annotations", {}))
@@ -35,7 +36,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     node = kind(fname, args, body or [ast.Pass()], [], d.get("annotations", {}).get("return"))
     if PY >= (3, 12):
         node.type_params = []
-    return ast.Module([node], []), pool
+    return tidy(ast.Module([node], [])), pool
 
 
 def render_code(code: types.CodeType, func: Any = None) -> str:

@@ -79,7 +79,7 @@ class ExitResult(M.Marker):
     """What calling a ``with``'s ``__exit__(None, None, None)`` returned (always discarded)."""
 
 
-class CompAppend(ast.stmt):
+class CompAppend(ast.AST):
     """Pseudo statement: a comprehension adds ``value`` (and ``key``) to its result."""
 
     _fields = ("kind", "key", "value")
@@ -89,13 +89,13 @@ class CompAppend(ast.stmt):
         self.kind, self.value, self.key = kind, value, key
 
 
-class Reraise(ast.stmt):
+class Reraise(ast.AST):
     """Pseudo statement: ``RERAISE`` — re-raise the exception being handled."""
 
     _fields = ()
 
 
-class PopExcept(ast.stmt):
+class PopExcept(ast.AST):
     """Pseudo statement: ``POP_EXCEPT`` — leave an ``except`` clause."""
 
     _fields = ()
@@ -240,7 +240,9 @@ class StackMachine:
         stack.append(M.ClassBuilder())
 
     def op_LOAD_ASSERTION_ERROR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        stack.append(name_load("AssertionError"))
+        node = name_load("AssertionError")
+        node._assertion = True  # type: ignore[attr-defined]  # becomes an ``assert`` statement
+        stack.append(node)
 
     # stack shuffles -----------------------------------------------------------------------------
     def op_POP_TOP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

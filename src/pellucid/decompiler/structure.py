@@ -288,7 +288,14 @@ class Structurer:
                                                  self.value(else_stack[-1]))]
             return stack, then_end
         if then_stack is None and else_stack is None:
-            self.emit(out, self.make_if(cond, then_s, else_s), stack)
+            # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
+            # which is how such code is written (``if not x: raise ...`` for an assert).
+            if t.start <= f.start:
+                self.emit(out, self.make_if(cond, then_s, []), stack)
+                out.extend(else_s)
+            else:
+                self.emit(out, self.make_if(negate(cond), else_s, []), stack)
+                out.extend(then_s)
             return None
         if then_stack is None:
             # then-branch never falls through: ``if c: ...; return`` and go on with the else-branch
