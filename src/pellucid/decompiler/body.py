@@ -239,8 +239,8 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
     def op_BEFORE_ASYNC_WITH(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         mgr = self.value(stack.pop())
-        stack.append(M.WithExit(mgr, lineno=1))
-        stack.append(M.WithEnter(mgr, lineno=1))
+        stack.append(M.WithExit(mgr, is_async=True))
+        stack.append(M.WithEnter(mgr, is_async=True))
 
     def op_GET_AWAITABLE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         if isinstance(stack[-1], (M.WithEnter, ExitResult)):

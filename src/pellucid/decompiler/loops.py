@@ -123,7 +123,7 @@ class LoopBuilder:
         body_s = strip_trailing_continue(body_s[1:]) or [ast.Pass()]
         orelse = self._else_clause(normal, follow, after_stack, ctx, stop)
         node: ast.stmt
-        if getattr(it, "lineno", None) == 1:
+        if it.is_async:
             node = ast.AsyncFor(target, it.value, body_s, orelse)
         else:
             node = ast.For(target, it.value, body_s, orelse)

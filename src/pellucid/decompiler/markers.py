@@ -14,9 +14,10 @@ class Marker(ast.AST):
 
     _fields = ("value",)
 
-    def __init__(self, value: Any = None, **kw: Any) -> None:
-        super().__init__(**kw)
+    def __init__(self, value: Any = None, is_async: bool = False) -> None:
+        super().__init__()
         self.value = value
+        self.is_async = is_async  # ``async for``/``async with`` iterators and managers
 
     def __repr__(self) -> str:
         return "<%s %s>" % (type(self).__name__, ast.dump(self.value) if isinstance(self.value, ast.AST) else self.value)

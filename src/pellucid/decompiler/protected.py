@@ -166,7 +166,7 @@ class ProtectedBuilder:
             raise StructureError("with target never stored")
         item = ast.withitem(enter.value, target)
         node: ast.stmt
-        node = ast.AsyncWith([item], body or [ast.Pass()]) if getattr(enter, "lineno", None) == 1 \
+        node = ast.AsyncWith([item], body or [ast.Pass()]) if enter.is_async \
             else ast.With([item], body or [ast.Pass()])
         below = stack[:-1]
         self.emit(out, node, below)

@@ -567,7 +567,7 @@ class StackMachine:
         stack.append(M.Iterator(self.value(stack.pop())))
 
     def op_GET_AITER(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        stack.append(M.Iterator(self.value(stack.pop()), lineno=1))  # lineno=1 flags "async"
+        stack.append(M.Iterator(self.value(stack.pop()), is_async=True))
 
     def op_GET_YIELD_FROM_ITER(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
