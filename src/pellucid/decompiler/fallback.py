@@ -1095,6 +1095,10 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
                   function: Optional[bool] = None) -> List[str]:
     """Body lines of ``code`` as a state machine (raises FallbackError when even that fails)."""
     fb = Fallback(code, pool, reason, function)
+    if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
+        # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
+        # were seen to give wrong results: refusing is better than code that behaves differently.
+        raise FallbackError("exception handling on Python <= 3.10 is not supported by the fallback")
     return fb.lines()
 
 

@@ -91,6 +91,8 @@ class ProtectedBuilder:
             return False
         if mode == "finally":
             return self._is_finally_exit(block, ctx, stack)
+        if mode == "with":
+            return self._is_with_exit(block, ctx, stack)
         node: Optional[Block] = block
         for _ in range(64):
             if node is None or len(node.preds) != 1 or node in self.cfg.handler_blocks:
@@ -108,12 +110,34 @@ class ProtectedBuilder:
             node = nxt
         return False
 
+    def _is_with_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+        """A path that calls the with's ``__exit__`` and then returns/breaks/continues."""
+        if len(block.preds) != 1:
+            return False
+        outer = Ctx(ctx.loop, None, self.effective_handler(block))
+        saved_absorb = self._absorb.pop(ctx.exc)
+        before = self.seq_counter
+        try:
+            trial, st, _ = self.walk(block, list(stack), outer, frozenset())
+        except StructureError:
+            return False
+        finally:
+            self._absorb[ctx.exc] = saved_absorb
+        if st is not None or len(trial) != 1:
+            return False
+        last = trial[0]
+        if isinstance(last, ast.Return):
+            # ``return v`` inside the with computes v before __exit__; a value computed on
+            # this path (code after the loop, merged into a ``break``) runs after it.
+            return _computed_before(last.value, before)
+        return isinstance(last, (ast.Break, ast.Continue))
+
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
         """A path that is exactly the ``finally`` copy followed by return/break/continue."""
         final = self._finally_bodies.get(ctx.exc)
         if final is None or len(block.preds) != 1:
             return False
-        outer = Ctx(ctx.loop, None, ctx.exc)
+        outer = Ctx(ctx.loop, None, self.effective_handler(block))
         saved_absorb = self._absorb.pop(ctx.exc)
         try:
             trial, st, _ = self.walk(block, list(stack), outer, frozenset())
@@ -123,8 +147,18 @@ class ProtectedBuilder:
             self._absorb[ctx.exc] = saved_absorb
         if st is not None or not trial:
             return False
-        body = _fold_spilled_return(self.strip_finally_copies(list(trial), final))
-        return len(body) == 1 and isinstance(body[0], (ast.Return, ast.Break, ast.Continue))
+        body = self.strip_finally_copies(list(trial), final)
+        if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
+            body = _fold_spilled_return(body)  # value computed in the body, saved across finally
+            return len(body) == 1
+        if len(body) != 1:
+            return False
+        last = body[0]
+        if isinstance(last, ast.Return):
+            # Only a value computed before the finally copy belongs to ``return`` in the body;
+            # ``return f()`` after the copy is code after the try statement.
+            return last.value is None or isinstance(last.value, ast.Constant)
+        return isinstance(last, (ast.Break, ast.Continue))
 
     # -- building ---------------------------------------------------------------------------------
     def build_protected(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -155,6 +189,7 @@ class ProtectedBuilder:
             raise StructureError("with-region without a context manager on the stack")
         region = self.protected_set(level)
         inner = Ctx(ctx.loop, region, level)
+        self._absorb[level] = "with"
         body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
         if end_stack is not None:
             body, end_stack, end = self.finish_region_body(body, end_stack, len(stack) - 1, end, ctx, stop)
@@ -488,6 +523,13 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
                                                                       ast.Pass)):
                 return False
     return True
+
+
+def _computed_before(value: Optional[ast.expr], seq: int) -> bool:
+    """``value`` is a constant or was on the stack before instruction stamp ``seq``."""
+    if value is None or isinstance(value, ast.Constant):
+        return True
+    return getattr(value, "_seq", seq + 1) <= seq
 
 
 def _ends_in_reraise(stmts: List[ast.stmt]) -> bool:
