@@ -342,7 +342,7 @@ class ProtectedBuilder:
         trailing = self._split_trailing(handlers)
         orelse: List[ast.stmt] = []
         if exit_block is not None and exit_block is not after:
-            orelse, else_stack, else_end = self.walk(exit_block, body_stack, ctx, hstop)
+            orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx, hstop)
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])

@@ -93,6 +93,7 @@ class Structurer:
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
              first: Optional[Block] = None) -> WalkResult:
         out: List[ast.stmt] = []
+        stack = list(stack)  # never mutate a caller's stack: branches and retries reuse theirs
         steps = 0
         while True:
             steps += 1
