@@ -18,6 +18,7 @@ CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
 CO_COROUTINE = inspect.CO_COROUTINE
 CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
+CO_GENERATOR = inspect.CO_GENERATOR
 _CLASS_BOOKKEEPING = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__",
                       "__classcell__", "__classdictcell__")
 
@@ -239,7 +240,26 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
     if doc is not None:
         head.append(ast.Expr(ast.Constant(doc)))
     head.extend(sub.declarations())
-    return head + stmts
+    body = head + stmts
+    if code.co_flags & (CO_GENERATOR | CO_ASYNC_GENERATOR) and not _yields(body):
+        # ``while False: yield`` leaves a generator without a yield instruction; the dead
+        # yield keeps the flag (the compiler drops the code, not the flag).
+        body.append(ast.If(ast.Constant(False), [ast.Expr(ast.Yield(None))], []))
+    return body
+
+
+def _yields(stmts: List[ast.stmt]) -> bool:
+    """Whether the body (not nested functions or classes) yields."""
+    work: List[ast.AST] = list(stmts)
+    while work:
+        node = work.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                             ast.GeneratorExp)):
+            continue
+        work.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def docstring_of(code: types.CodeType) -> Optional[str]:
