@@ -25,6 +25,8 @@ def interpreter(version: str) -> str:
     """A python of ``version`` that has pytest: nox's venv, else pyenv's, else PATH."""
     candidates = glob.glob(os.path.join(ROOT, ".nox", "tests-%s" % version.replace(".", "-"), "bin", "python"))
     candidates += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/%s.*/bin/python" % version)), reverse=True)
+    extra = os.environ.get("PELLUCID_PYTHONS", "")  # e.g. "3.8=/tmp/v38/bin/python,3.9=..."
+    candidates = [p.split("=", 1)[1] for p in extra.split(",") if p.startswith(version + "=")] + candidates
     for c in candidates:
         if subprocess.call([c, "-c", "import pytest"], stderr=subprocess.DEVNULL) == 0:
             return c

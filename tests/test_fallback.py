@@ -91,7 +91,9 @@ def forced(monkeypatch):
     pytest.param(_loops, [(0,), (3,), (9,), (30,)], marks=pytest.mark.skipif(
         sys.version_info < (3, 11), reason="the fallback does not yet model the <=3.10 block-stack "
         "exception handlers (SETUP_FINALLY/END_FINALLY stack layouts); see fallback.py")),
-    (_with_and_raise, [(0,), (1,), (2,), (3,)]),
+    pytest.param(_with_and_raise, [(0,), (1,), (2,), (3,)], marks=pytest.mark.skipif(
+        sys.version_info < (3, 11), reason="the fallback refuses <=3.10 exception handlers; "
+        "test_fallback_refuses_legacy_handlers checks the refusal")),
     (_closure, [(1,), (2, 3, 4)]),
 ])
 def test_forced_fallback_behaves_the_same(forced, fn, inputs):
@@ -144,3 +146,10 @@ def test_structure_error_uses_fallback_for_that_code_only(monkeypatch):
     new = _recompiled(outer)
     for x in (0, 4, 7, 10):
         assert new(x) == outer(x)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 11), reason="3.11+ handlers are modelled by the fallback")
+def test_fallback_refuses_legacy_handlers(forced):
+    # Refusing is the contract on <=3.10: a clear error, never code that may behave differently.
+    with pytest.raises(pellucid.DecompileError, match="not supported by the fallback"):
+        pellucid.recompile(_with_and_raise)
