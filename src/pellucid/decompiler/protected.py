@@ -110,20 +110,26 @@ class ProtectedBuilder:
             node = nxt
         return False
 
-    def _is_with_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
-        """A path that calls the with's ``__exit__`` and then returns/breaks/continues."""
+    def _exit_path(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
+        """Decompile the private path starting at ``block`` on its own, outside the region;
+        ``None`` unless it is entered from one place and never falls through."""
         if len(block.preds) != 1:
-            return False
+            return None
         outer = Ctx(ctx.loop, None, self.effective_handler(block))
         saved_absorb = self._absorb.pop(ctx.exc)
-        before = self.seq_counter
         try:
             trial, st, _ = self.walk(block, list(stack), outer, frozenset())
         except StructureError:
-            return False
+            return None
         finally:
             self._absorb[ctx.exc] = saved_absorb
-        if st is not None or len(trial) != 1:
+        return trial if st is None and trial else None
+
+    def _is_with_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+        """A path that calls the with's ``__exit__`` and then returns/breaks/continues."""
+        before = self.seq_counter
+        trial = self._exit_path(block, ctx, stack)
+        if trial is None or len(trial) != 1:
             return False
         last = trial[0]
         if isinstance(last, ast.Return):
@@ -135,17 +141,8 @@ class ProtectedBuilder:
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
         """A path that is exactly the ``finally`` copy followed by return/break/continue."""
         final = self._finally_bodies.get(ctx.exc)
-        if final is None or len(block.preds) != 1:
-            return False
-        outer = Ctx(ctx.loop, None, self.effective_handler(block))
-        saved_absorb = self._absorb.pop(ctx.exc)
-        try:
-            trial, st, _ = self.walk(block, list(stack), outer, frozenset())
-        except StructureError:
-            return False
-        finally:
-            self._absorb[ctx.exc] = saved_absorb
-        if st is not None or not trial:
+        trial = self._exit_path(block, ctx, stack) if final is not None else None
+        if trial is None:
             return False
         body = self.strip_finally_copies(list(trial), final)
         if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
