@@ -1095,6 +1095,13 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
                   function: Optional[bool] = None) -> List[str]:
     """Body lines of ``code`` as a state machine (raises FallbackError when even that fails)."""
     fb = Fallback(code, pool, reason, function)
+    if not code.co_flags & CO_OPTIMIZED and code.co_name != "<module>":
+        # In a class body the state machine's variables would become class attributes.
+        raise FallbackError("class bodies are not supported by the fallback")
+    if PY >= (3, 13) and (code.co_cellvars or code.co_freevars):
+        # Measured under PELLUCID_FORCE_FALLBACK: closures on 3.13 raised where the original
+        # returned.  Refuse until that is fixed.
+        raise FallbackError("closures on Python 3.13 are not supported by the fallback")
     if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
         # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
         # were seen to give wrong results: refusing is better than code that behaves differently.
