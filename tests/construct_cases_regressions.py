@@ -164,3 +164,13 @@ def f(d, out):
                 out.append((key, m()))
     return out
 """, [({"a": 5, "skip": 1, "b": "s", "c": 8}, []), ({"x": "y"}, []), ({"bad": 1}, [])])
+
+# 3.12+ copies a small ``return`` into both arms of a chained comparison; folding the arms back
+# into ``return a < b() < c`` once evaluated b() a second time (found while fixing 3.13).
+case("regr_return_chained_comparison_side_effect", r"""
+def f(a, c, log):
+    def b():
+        log.append("b")
+        return 2
+    return a < b() < c, log
+""", [(1, 3, []), (3, 1, []), (1, 1, [])])

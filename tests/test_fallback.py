@@ -33,14 +33,20 @@ def _loops(n):
     return t, [i * i for i in range(n)], {k: v for k, v in zip("ab", (n, 2))}
 
 
-def _with_and_raise(x):
-    class CM:
-        def __enter__(self):
-            return "in"
+class _CM:
+    # Module level: the fallback refuses class bodies (its variables would become attributes).
+    def __init__(self, x):
+        self.x = x
 
-        def __exit__(self, *a):
-            return x == 2
-    with CM() as v:
+    def __enter__(self):
+        return "in"
+
+    def __exit__(self, *a):
+        return self.x == 2
+
+
+def _with_and_raise(x):
+    with _CM(x) as v:
         if x:
             raise KeyError(v)
     try:
@@ -94,7 +100,9 @@ def forced(monkeypatch):
     pytest.param(_with_and_raise, [(0,), (1,), (2,), (3,)], marks=pytest.mark.skipif(
         sys.version_info < (3, 11), reason="the fallback refuses <=3.10 exception handlers; "
         "test_fallback_refuses_legacy_handlers checks the refusal")),
-    (_closure, [(1,), (2, 3, 4)]),
+    pytest.param(_closure, [(1,), (2, 3, 4)], marks=pytest.mark.skipif(
+        sys.version_info >= (3, 13), reason="the fallback refuses 3.13 closures; "
+        "test_fallback_refuses_313_closures checks the refusal")),
 ])
 def test_forced_fallback_behaves_the_same(forced, fn, inputs):
     assert MARKER in pellucid.decompile(fn)
@@ -153,3 +161,9 @@ def test_fallback_refuses_legacy_handlers(forced):
     # Refusing is the contract on <=3.10: a clear error, never code that may behave differently.
     with pytest.raises(pellucid.DecompileError, match="not supported by the fallback"):
         pellucid.recompile(_with_and_raise)
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 13), reason="3.13 closures only")
+def test_fallback_refuses_313_closures(forced):
+    with pytest.raises(pellucid.DecompileError, match="closures on Python 3.13"):
+        pellucid.recompile(_closure)

@@ -149,6 +149,16 @@ _SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.
                 M.WithEnter, M.NextValue)
 
 
+def _still_used(v: ast.AST, stack: List[Any]) -> bool:
+    """Whether the very object ``v`` is on the stack or inside an expression on it."""
+    for x in stack[-3:]:
+        if x is v:
+            return True
+        if isinstance(x, ast.expr) and any(n is v for n in ast.walk(x)):
+            return True
+    return False
+
+
 class StackMachine:
     """Mixin: executes one neutral instruction against a symbolic stack.
 
@@ -256,6 +266,8 @@ class StackMachine:
             return  # interpreter bookkeeping with no source counterpart
         if isinstance(v, ImportAttr) and v.value.fromlist is None:
             return  # a package level of ``import a.b.c as d``
+        if isinstance(v, ast.AST) and _still_used(v, stack):
+            return  # a COPY of a value that is already part of an expression (chained compare)
         self.emit(out, ast.Expr(self.value(v)), stack)
 
     def op_COPY(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
@@ -601,6 +613,8 @@ class StackMachine:
     # statements -----------------------------------------------------------------------------------
     def op_RETURN_VALUE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
+        if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "closure":
+            v = ast.Constant(None)  # a class body hands back its __class__ cell; not source
         self.emit(out, ast.Return(None if isinstance(v, ast.Constant) and v.value is None
                                   else self.value(v)), stack)
 

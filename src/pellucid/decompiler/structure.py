@@ -37,6 +37,10 @@ class Ctx(NamedTuple):
 WalkResult = Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]
 
 
+def _single_return(stmts: List[ast.stmt]) -> bool:
+    return len(stmts) == 1 and isinstance(stmts[0], ast.Return) and stmts[0].value is not None
+
+
 def _inline_comprehension_shape(stack: List[Any]) -> bool:
     """``..., <empty list/set/dict>, <iterator>``: a 3.12+ comprehension about to loop."""
     if len(stack) < 2 or not isinstance(stack[-1], M.Iterator):
@@ -332,10 +336,19 @@ class Structurer:
         inner_stop = stop | {merge} if merge is not None else stop
         j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, inner_stop)
         f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
+        kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
+        if j_stack is None and f_stack is None and _single_return(j_s) and _single_return(f_s):
+            # 3.12+ copies a small ``return`` into both arms: ``return a and b``.
+            jv, rest = j_s[0].value, f_s[0].value
+            if not (jv is v or same_expr(jv, v)):
+                raise StructureError("and/or whose short-circuit path changes the value")
+            # Both arms consumed what lay below (the duplicated middle operand of a chained
+            # comparison); returning discards the rest, so nothing is saved.
+            self.emit(out, ast.Return(boolop(kind, v, rest)), [])
+            return None
         if j_s or f_s or j_stack is None or f_stack is None or j_end is not f_end \
                 or len(j_stack) != len(f_stack):
             raise StructureError("and/or whose operands contain statements")
-        kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
         jv = j_stack[-1]
         rest = self.value(f_stack[-1])
         if jv is v or same_expr(jv, v):
