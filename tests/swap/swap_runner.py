@@ -165,6 +165,8 @@ def make_recompile(mode: str) -> Callable[[types.FunctionType], types.CodeType]:
     if mode == "identity":
         return lambda fn: fn.__code__
     import pellucid
+    import pellucid.decompiler.fallback  # noqa: F401  # imported lazily, on the first fallback:
+    # inside the import hook that could be during ``collections``' own import (circular import)
 
     def warm_up(x: int) -> int:  # import everything pellucid uses before any swap happens
         return x + 1
