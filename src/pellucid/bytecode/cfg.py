@@ -3,7 +3,7 @@
 Normal-flow edges (fall-through and jumps) and exception edges (block -> its handler) are kept
 apart: structuring follows normal flow, and exception regions are read off each block's handler.
 """
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 from pellucid.bytecode.instruction import CONDITIONAL_JUMPS, Handler, Instr
 
@@ -114,117 +114,19 @@ class CFG:
             del self.block_at[b.start]
         self.blocks = [b for b in self.blocks if b in live]
 
-    # -- dominance ----------------------------------------------------------------------------
+    # -- dominance ---------------------------------------------------------------------------------
     def _post_dominators(self) -> None:
         """Immediate post-dominators over normal edges; ``None`` means the function exit."""
-        exit_node = None
-        order = self._reverse_postorder_to_exit()
-        rank = {b: k for k, b in enumerate(order)}
-        ipdom: Dict[Block, Optional[Block]] = {}
-        EXIT = "exit"
-        ip: Dict[Block, object] = {}
-        for b in order:
-            if not b.succs:
-                ip[b] = EXIT
-
-        def intersect(a: object, c: object) -> object:
-            while a is not c:
-                while a is not EXIT and c is not EXIT and rank[a] > rank[c]:  # type: ignore[index]
-                    a = ip[a]  # type: ignore[index]
-                while a is not EXIT and c is not EXIT and rank[c] > rank[a]:  # type: ignore[index]
-                    c = ip[c]  # type: ignore[index]
-                if a is EXIT or c is EXIT:
-                    return EXIT
-            return a
-
-        changed = True
-        while changed:
-            changed = False
-            for b in order:
-                if not b.succs:
-                    continue
-                new: object = None
-                for s in b.succs:
-                    if s in ip:
-                        new = s if new is None else intersect(new, s)
-                if new is not None and ip.get(b) is not new:
-                    ip[b] = new
-                    changed = True
-        for b in self.blocks:
-            v = ip.get(b)
-            ipdom[b] = None if v is EXIT or v is None else v  # type: ignore[assignment]
-        self.ipdom = ipdom
-        self.reaches_exit = set(ip)
-        del exit_node
-
-    def _reverse_postorder_to_exit(self) -> List[Block]:
-        """Blocks ordered so that post-dominators come before what they post-dominate."""
-        seen: Set[Block] = set()
-        order: List[Block] = []
         exits = [b for b in self.blocks if not b.succs]
-        for root in exits:
-            stack = [(root, iter(root.preds))]
-            seen.add(root)
-            while stack:
-                node, it = stack[-1]
-                nxt = next(it, None)
-                if nxt is None:
-                    stack.pop()
-                    order.append(node)
-                elif nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, iter(nxt.preds)))
-        order.reverse()
-        return order
+        order = _reverse_postorder(exits, lambda b: b.preds)
+        ip = _immediate_dominators(order, exits, lambda b: b.succs)
+        self.ipdom = {b: ip.get(b) for b in self.blocks}
 
     def _dominators(self) -> None:
         roots = [self.blocks[0]] + [b for b in self.handler_blocks if b is not self.blocks[0]]
-        order: List[Block] = []
-        seen: Set[Block] = set()
-        for r in roots:
-            if r in seen:
-                continue
-            seen.add(r)
-            stack = [(r, iter(r.succs))]
-            while stack:
-                node, it = stack[-1]
-                nxt = next(it, None)
-                if nxt is None:
-                    stack.pop()
-                    order.append(node)
-                elif nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, iter(nxt.succs)))
-        order.reverse()
-        rank = {b: k for k, b in enumerate(order)}
-        ROOT = "root"
-        idom: Dict[Block, object] = {r: ROOT for r in roots}
-
-        def intersect(a: object, c: object) -> object:
-            while a is not c:
-                while a is not ROOT and c is not ROOT and rank[a] > rank[c]:  # type: ignore[index]
-                    a = idom[a]  # type: ignore[index]
-                while a is not ROOT and c is not ROOT and rank[c] > rank[a]:  # type: ignore[index]
-                    c = idom[c]  # type: ignore[index]
-                if a is ROOT or c is ROOT:
-                    return ROOT
-            return a
-
-        changed = True
-        while changed:
-            changed = False
-            for b in order:
-                if b in roots:
-                    continue
-                new: object = None
-                for p in b.preds:
-                    if p in idom:
-                        new = p if new is None else intersect(new, p)
-                if new is not None and idom.get(b) is not new:
-                    idom[b] = new
-                    changed = True
-        self.idom = {b: (None if v is ROOT else v) for b, v in idom.items()}  # type: ignore[misc]
-        self.rank = rank
+        order = _reverse_postorder(roots, lambda b: b.succs)
+        self.idom = _immediate_dominators(order, roots, lambda b: b.preds)
+        self.rank = {b: k for k, b in enumerate(order)}
 
     def dominates(self, a: Block, b: Block) -> bool:
         """Whether every path from the entry to ``b`` passes ``a``."""
@@ -269,3 +171,62 @@ class CFG:
 
 def is_conditional(ins: Instr) -> bool:
     return ins.op in CONDITIONAL_JUMPS
+
+
+def _reverse_postorder(roots: List[Block], edges: Callable[[Block], List[Block]]) -> List[Block]:
+    """Blocks reachable from ``roots`` along ``edges``, each before the blocks it leads to."""
+    seen: Set[Block] = set()
+    order: List[Block] = []
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(edges(root)))]
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                order.append(node)
+            elif nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(edges(nxt))))
+    order.reverse()
+    return order
+
+
+def _immediate_dominators(order: List[Block], roots: List[Block],
+                          preds: Callable[[Block], List[Block]]) -> Dict[Block, Optional[Block]]:
+    """Cooper-Harvey-Kennedy over ``order`` (a reverse postorder from ``roots``).
+
+    Used forwards for dominators and on the reversed graph for post-dominators; several roots
+    share one virtual root, which maps to ``None``.
+    """
+    rank = {b: k for k, b in enumerate(order)}
+    root: object = object()
+    idom: Dict[Block, object] = {r: root for r in roots}
+
+    def intersect(a: object, c: object) -> object:
+        while a is not c:
+            while a is not root and c is not root and rank[a] > rank[c]:  # type: ignore[index]
+                a = idom[a]  # type: ignore[index]
+            while a is not root and c is not root and rank[c] > rank[a]:  # type: ignore[index]
+                c = idom[c]  # type: ignore[index]
+            if a is root or c is root:
+                return root
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for b in order:
+            if b in roots:
+                continue
+            new: object = None
+            for p in preds(b):
+                if p in idom:
+                    new = p if new is None else intersect(new, p)
+            if new is not None and idom.get(b) is not new:
+                idom[b] = new
+                changed = True
+    return {b: (None if v is root else v) for b, v in idom.items()}  # type: ignore[misc]
