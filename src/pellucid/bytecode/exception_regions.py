@@ -8,7 +8,7 @@ raw offset, the handler's offset, the stack depth below the exception values, an
 import dis
 import sys
 import types
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 PY = sys.version_info[:2]
 HandlerInfo = Tuple[int, int, bool]  # (target offset, depth, lasti)
@@ -95,9 +95,3 @@ def _from_block_stack(raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:
                 pass
             k += 1
     return out
-
-
-def handler_offsets(code: types.CodeType) -> Optional[List[int]]:
-    """Offsets where handlers start (for diagnostics)."""
-    raw = list(dis.get_instructions(code))
-    return sorted({t for t, _, _ in handlers_by_offset(code, raw).values()})

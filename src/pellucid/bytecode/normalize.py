@@ -17,7 +17,7 @@ Three steps:
 import dis
 import sys
 import types
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.exception_regions import handlers_by_offset
@@ -329,16 +329,3 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
 _CANNOT_RAISE_JUMPS = frozenset({"JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                  "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
 _NO_FALLTHROUGH_OPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
-
-
-def offset_to_index(ins: List[Instr]) -> Dict[int, int]:
-    """Map raw offsets to the first neutral index carrying them (for diagnostics)."""
-    out: Dict[int, int] = {}
-    for x in ins:
-        out.setdefault(x.offset, x.index)
-    return out
-
-
-def describe(code: types.CodeType) -> Tuple[str, int]:
-    """Name and first line of a code object, for messages."""
-    return getattr(code, "co_qualname", code.co_name), code.co_firstlineno

@@ -125,8 +125,6 @@ class FunctionBuilder:
 
     # -- nested code ----------------------------------------------------------------------------
     def nested_body(self, code: types.CodeType, comprehension: bool = False) -> List[ast.stmt]:
-        from pellucid.decompiler.body import BodyDecompiler  # circular by nature: nested code
-
         from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
         stmts, sub = body_or_fallback(code, self.consts, comprehension=comprehension)
         if comprehension:
@@ -156,8 +154,6 @@ class FunctionBuilder:
 
     def class_def(self, stub: "FunctionStub", name: str, bases: List[ast.expr],
                   keywords: List[ast.keyword]) -> ast.ClassDef:
-        from pellucid.decompiler.body import BodyDecompiler
-
         code = stub.value
         from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
         stmts, sub = body_or_fallback(code, self.consts, function=False)

@@ -411,10 +411,6 @@ class ProtectedBuilder:
                         raise StructureError("some except clauses fall through, others continue")
         return found
 
-    def _after_guess(self, block: Block, hblock: Block) -> FrozenSet[Block]:
-        a = self.cfg.ipdom.get(hblock)
-        return frozenset([a]) if a is not None else frozenset()
-
     def _is_finally(self, hs: List[ast.stmt]) -> bool:
         """A ``finally`` handler: no exception matching or POP_EXCEPT, and every way through it
         ends by re-raising (or by a return/break/continue that swallows the exception)."""

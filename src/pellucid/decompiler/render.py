@@ -4,7 +4,6 @@ import sys
 import types
 from typing import Any, Dict, Optional, Tuple
 
-from pellucid.decompiler.body import BodyDecompiler
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import build_arguments, finish_function_body, CO_COROUTINE, CO_ASYNC_GENERATOR
 from pellucid.decompiler.statements_cleanup import tidy

@@ -7,7 +7,7 @@ natural loops (a header dominating its latches); a jump to a loop's header or it
 caller turns into the documented fallback.
 """
 import ast
-from typing import Any, FrozenSet, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from pellucid.bytecode.cfg import Block
 from pellucid.decompiler import markers as M
