@@ -27,7 +27,6 @@ EXPECTED_FAILURES = {
     "match_in_loop_with_break_continue": {"3.11"},
     "regr_return_chained_comparison_side_effect": {"3.13"},
     "return_inside_nested_finally_in_loop": {"3.8", "3.9", "3.10"},
-    "setcomp_basic": {"3.12", "3.13"},
     "slicing_extended_keys": {"3.8"},
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
     "try_in_loop_else_finally_break": "all",

@@ -92,10 +92,13 @@ class ComprehensionBuilder:
         if not stack:
             return None
         acc = stack[-1]
-        if not isinstance(acc, (ast.List, ast.Set, ast.Dict)):
-            return None
-        if (isinstance(acc, ast.Dict) and acc.keys) or (not isinstance(acc, ast.Dict) and acc.elts):
-            return None
+        empty_set = isinstance(acc, ast.Call) and isinstance(acc.func, ast.Name) \
+            and acc.func.id == "set" and not acc.args  # BUILD_SET 0
+        if not empty_set:
+            if not isinstance(acc, (ast.List, ast.Set, ast.Dict)):
+                return None
+            if (isinstance(acc, ast.Dict) and acc.keys) or (not isinstance(acc, ast.Dict) and acc.elts):
+                return None
         has_append = any(isinstance(n, CompAppend) for n in ast.walk(loop))
         if not has_append:
             return None

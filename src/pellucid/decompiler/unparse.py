@@ -12,10 +12,9 @@ def unparse(tree: ast.AST) -> str:
     'x = 1'
     """
     for node in ast.walk(tree):
-        if isinstance(node, M.Marker) or type(node).__module__ != "ast" and not isinstance(node, ast.AST):
-            raise ValueError("internal marker left in tree: %r" % (node,))
-        if isinstance(node, M.Marker):
-            raise ValueError("internal marker left in tree: %r" % (node,))
+        # Markers and pseudo statements are ast.AST subclasses defined outside the ast module.
+        if isinstance(node, M.Marker) or type(node).__module__ not in ("ast", "_ast"):
+            raise ValueError("internal node left in tree: %r" % (node,))
     ast.fix_missing_locations(tree)
     if sys.version_info >= (3, 9):
         return ast.unparse(tree)
