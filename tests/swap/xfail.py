@@ -27,7 +27,7 @@ EXPECTED_FAILURES: Dict[str, Union[str, AbstractSet[str]]] = {
     "difflib": {"3.8", "3.9", "3.10", "3.13"},
     "email": {"3.8", "3.9", "3.10", "3.13"},
     "enum": {"3.8", "3.9", "3.10", "3.13"},
-    "functools": {"3.10", "3.12", "3.13"},
+    "functools": {"3.10", "3.13"},
     "gettext": {"3.8", "3.9", "3.10"},
     "glob": {"3.10", "3.13"},
     "graphlib": {"3.9", "3.10"},
