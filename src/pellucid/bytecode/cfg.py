@@ -5,7 +5,7 @@ apart: structuring follows normal flow, and exception regions are read off each 
 """
 from typing import Callable, Dict, List, Optional, Set
 
-from pellucid.bytecode.instruction import CONDITIONAL_JUMPS, Handler, Instr
+from pellucid.bytecode.instruction import Handler, Instr
 
 _NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP", "UNSUPPORTED_END"})
 
@@ -167,10 +167,6 @@ class CFG:
                 return node
             node = self.ipdom.get(node)
         return None
-
-
-def is_conditional(ins: Instr) -> bool:
-    return ins.op in CONDITIONAL_JUMPS
 
 
 def _reverse_postorder(roots: List[Block], edges: Callable[[Block], List[Block]]) -> List[Block]:

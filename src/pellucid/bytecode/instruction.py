@@ -45,16 +45,15 @@ class Instr:
         return "Instr(%s%s%s @%d)" % (self.op, arg, tgt, self.offset)
 
 
-JUMPS = frozenset({
-    "JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-    "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "FOR_ITER", "SETUP_FINALLY_MARK",
-})
-CONDITIONAL_JUMPS = JUMPS - {"JUMP", "SETUP_FINALLY_MARK"}
-TERMINATORS = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP"})
+# Neutral conditional jumps: those that pop their condition, and ``and``/``or``'s, which keep it
+# on the stack when they jump.
+POP_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
+                       "POP_JUMP_IF_NOT_NONE"})
+VALUE_JUMPS = frozenset({"JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
 
 
 def listing(instrs: List[Instr]) -> str:
-    """A readable one-instruction-per-line dump, used in fallback comments and error messages.
+    """A readable one-instruction-per-line dump of neutral instructions, for debugging.
 
     >>> print(listing([Instr("LOAD_CONST", 1, offset=0), Instr("RETURN_VALUE", offset=2)]))
        0 LOAD_CONST 1

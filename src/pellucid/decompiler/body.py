@@ -23,8 +23,8 @@ from pellucid.decompiler.loops import LoopBuilder
 from pellucid.decompiler.match import MatchBuilder
 from pellucid.decompiler.protected import ProtectedBuilder
 from pellucid.decompiler.stack_machine import (
-    ExitResult, ImportAttr, ImportModule, Inplace, PopExcept, StackMachine, UnpackGroup,
-    name_load, same_expr, to_store,
+    BINOPS, ExitResult, ImportAttr, ImportModule, Inplace, PopExcept, StackMachine, name_load,
+    same_expr,
 )
 from pellucid.decompiler.structure import Ctx, Structurer
 
@@ -62,7 +62,6 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.temp_count = 0
         self.floor = 0  # stack entries below this belong to an enclosing compound statement
         self.legacy_exceptions = PY < (3, 11)
-        self.has_annotations_setup = False
 
     def statements(self) -> List[ast.stmt]:
         entry = self.cfg.blocks[0]
@@ -270,7 +269,6 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
 
 def _binop(sym: str) -> ast.operator:
-    from pellucid.decompiler.stack_machine import BINOPS
     return BINOPS[sym]()
 
 
@@ -320,5 +318,3 @@ def _names_written(stmt: ast.stmt) -> Set[str]:
                 names.add((a.asname or a.name).split(".")[0])
     return names
 
-
-__all__ = ["BodyDecompiler", "to_store", "UnpackGroup"]

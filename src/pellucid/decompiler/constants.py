@@ -1,7 +1,6 @@
 """Constants as expressions: literals where Python has them, names bound at recompile otherwise."""
 import ast
 import math
-import types
 from typing import Any, Dict
 
 
@@ -73,7 +72,3 @@ class ConstantPool:
             self.bindings[name] = value
             self._by_id[key] = name
         return ast.Name(name, ast.Load())
-
-
-def is_code(value: Any) -> bool:
-    return isinstance(value, types.CodeType)

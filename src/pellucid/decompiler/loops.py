@@ -8,11 +8,11 @@ import ast
 from typing import Any, FrozenSet, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.structure import Ctx, Loop, negate
 
-_POP_JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
 
 
 def _terminal_path(block: Block) -> bool:
@@ -71,7 +71,7 @@ class LoopBuilder:
         if len(latches) != 1:
             return None
         latch = latches[0]
-        if latch.last.op not in _POP_JUMPS or latch is header:
+        if latch.last.op not in POP_JUMPS or latch is header:
             return None
         other = latch.fallthrough if latch.jump is header else latch.jump if latch.fallthrough is header else None
         if other is None or other in body:
@@ -146,7 +146,7 @@ class LoopBuilder:
         start = header
         cont = header
         # Header-tested ``while cond:`` (≤3.9 layout): the header only computes the condition.
-        if header.last.op in _POP_JUMPS:
+        if header.last.op in POP_JUMPS:
             trial = list(stack)
             sink: List[ast.stmt] = []
             try:
@@ -174,7 +174,7 @@ class LoopBuilder:
         self.emit(out, ast.While(cond, body_s, orelse), stack)
         return (list(stack) if follow is not None else None), follow
 
-    def build_guarded_while(self, guard_block: Block, cond: ast.expr, header: Block, exit_block: Block,
+    def build_guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
                             stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                             out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
         """3.10+ ``while cond:``: ``if cond:`` guard + loop whose latch re-tests ``cond``."""

@@ -77,11 +77,3 @@ class FunctionStub(Marker):
 
 class ClassBuilder(Marker):
     """``__build_class__`` loaded for a ``class`` statement."""
-
-
-class Unknown(Marker):
-    """A value whose origin cannot be expressed (stands for an unsupported construct)."""
-
-
-def is_marker(node: Any) -> bool:
-    return isinstance(node, Marker)

@@ -131,7 +131,3 @@ def _nargs(code: types.CodeType) -> int:
     if code.co_flags & 0x08:
         n += 1
     return n
-
-
-def recompile_code(code: types.CodeType, path: Optional[str] = None) -> types.CodeType:
-    return recompile_full(code, path).code

@@ -105,12 +105,6 @@ def name_load(name: str) -> ast.Name:
     return ast.Name(name, ast.Load())
 
 
-def is_simple(node: ast.expr) -> bool:
-    """Expressions that evaluate without side effects and can be duplicated freely."""
-    return isinstance(node, (ast.Constant,)) or (
-        isinstance(node, ast.Name) and node.id.startswith("__pellucid"))
-
-
 def same_expr(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are the same computation (one evaluation duplicated by COPY)."""
     if a is b:
@@ -130,17 +124,6 @@ def same_expr(a: Any, b: Any) -> bool:
     if isinstance(a, ast.Subscript):
         return same_expr(a.value, b.value) and same_expr(a.slice, b.slice)
     return False
-
-
-def to_store(node: ast.expr) -> ast.expr:
-    """A copy of a load expression usable as an assignment target."""
-    if isinstance(node, ast.Name):
-        return ast.Name(node.id, ast.Store())
-    if isinstance(node, ast.Attribute):
-        return ast.Attribute(node.value, node.attr, ast.Store())
-    if isinstance(node, ast.Subscript):
-        return ast.Subscript(node.value, node.slice, ast.Store())
-    raise StructureError("cannot assign to %s" % type(node).__name__)
 
 
 # Stack values a POP_TOP may drop without a statement: loop iterators after ``break``, NULL
@@ -389,9 +372,6 @@ class StackMachine:
         if isinstance(v, Converted):
             conv, v = v.conversion, v.value
         stack.append(ast.FormattedValue(self.value(v), conv, spec))
-
-    def _container_below(self, stack: List[Any], depth: int) -> Any:
-        return stack[-depth]
 
     def op_LIST_APPEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = self.value(stack.pop())
@@ -710,7 +690,7 @@ class StackMachine:
         self.emit(out, ast.Expr(self.value(stack.pop())), stack)
 
     def op_SETUP_ANNOTATIONS(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        self.has_annotations_setup = True
+        pass  # recompiling annotated assignments sets __annotations__ up again
 
     def op_UNSUPPORTED(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         raise StructureError("unsupported opcode %s" % (arg,))

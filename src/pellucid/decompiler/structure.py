@@ -10,12 +10,11 @@ import ast
 from typing import Any, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.instruction import POP_JUMPS, VALUE_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import same_expr
 
-_POP_JUMPS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
-_VALUE_JUMPS = ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
 _TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 _CASE_START = ("COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
                "LOAD_DEREF")  # where a ``match`` case may start (see match.py)
@@ -175,9 +174,9 @@ class Structurer:
                     return m
             self.step(ins, stack, out)
         last = block.last
-        if last.op in _POP_JUMPS:
+        if last.op in POP_JUMPS:
             return self.build_if(block, stack, ctx, stop, out)
-        if last.op in _VALUE_JUMPS:
+        if last.op in VALUE_JUMPS:
             return self.build_value_branch(block, stack, ctx, stop, out)
         if last.op == "FOR_ITER":
             raise StructureError("FOR_ITER outside a loop header")
@@ -207,7 +206,7 @@ class Structurer:
 
     def _condition_only(self, block: Block, pred: Block, stack: List[Any]) -> Optional[Tuple[ast.expr, Block, Block, List[Any]]]:
         """If ``block`` just computes another condition (no statements), that condition."""
-        if block.preds != [pred] or block.last.op not in _POP_JUMPS or block in self.active_loops \
+        if block.preds != [pred] or block.last.op not in POP_JUMPS or block in self.active_loops \
                 or self.cfg.is_loop_header(block) or block.handler != pred.handler:
             return None
         trial = list(stack)
@@ -278,7 +277,7 @@ class Structurer:
         if t is f:
             self.emit(out, ast.Expr(cond), stack)
             return stack, t
-        guarded = self.build_guarded_while(block, cond, t, f, stack, ctx, stop, out)
+        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
         if guarded is not None:
             return None if guarded[0] is None else guarded  # type: ignore[return-value]
         merge = self.cfg.common_pdom(t, f)
