@@ -83,9 +83,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         for k, v in enumerate(stack):
             if k < self.floor:
                 continue  # belongs to an enclosing statement, saved before it began
-            if isinstance(v, M.Marker) or isinstance(v, ast.Constant) or _empty_display(v):
-                continue
-            if isinstance(v, ast.Name) and (v.id not in stored or v.id.startswith("__pellucid")):
+            if _never_changes(v) or (isinstance(v, ast.Name) and v.id not in stored):
                 continue
             spill.append(k)
         if not spill:
@@ -123,10 +121,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         (they were computed before it, and the body may change what they read)."""
         for k in range(self.floor, len(stack)):
             v = stack[k]
-            if isinstance(v, (M.Marker, ast.Constant)) or _empty_display(v) or \
-                    (isinstance(v, ast.Name) and v.id.startswith("__pellucid")):
-                continue
-            if any(stack[j] is v for j in range(k)):
+            if _never_changes(v) or any(stack[j] is v for j in range(k)):
                 continue
             tmp = self.new_temp()
             out.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
@@ -296,6 +291,13 @@ def _set_own_value(stmt: ast.stmt, value: ast.expr) -> None:
 def _first_seq(node: ast.AST) -> Optional[int]:
     seqs = [getattr(n, "_seq") for n in ast.walk(node) if hasattr(n, "_seq")]
     return min(seqs) if seqs else None
+
+
+def _never_changes(v: Any) -> bool:
+    """Stack values no statement can change or reorder: markers, constants, a comprehension's
+    empty accumulator, pellucid's own temporaries."""
+    return isinstance(v, (M.Marker, ast.Constant)) or _empty_display(v) or \
+        (isinstance(v, ast.Name) and v.id.startswith("__pellucid"))
 
 
 def _empty_display(v: Any) -> bool:
