@@ -8,5 +8,20 @@ from pellucid.errors import DecompileError, PycError
 from pellucid.decompiler.api import decompile, recompile
 from pellucid.bytecode.pyc import load_pyc
 
-__all__ = ["decompile", "recompile", "load_pyc", "DecompileError", "PycError"]
+
+
+def prepare_debug(dump_dir: str):  # type: ignore[no-untyped-def]
+    """Dump everything ``torch.compile`` compiles inside the ``with`` block to ``dump_dir``.
+
+    See :func:`pellucid.dynamo.prepare_debug.prepare_debug`; torch is imported only here.
+
+    >>> with prepare_debug("dump"):   # doctest: +SKIP
+    ...     compiled_model(x)
+    """
+    from pellucid.dynamo.prepare_debug import prepare_debug as _prepare_debug
+
+    return _prepare_debug(dump_dir)
+
+
+__all__ = ["decompile", "recompile", "load_pyc", "prepare_debug", "DecompileError", "PycError"]
 __version__ = "0.1.0.dev0"

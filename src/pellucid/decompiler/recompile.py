@@ -30,13 +30,18 @@ class Recompiled:
         self.bindings = bindings
 
 
-def source_for_recompile(code: types.CodeType) -> "tuple[str, ConstantPool]":
+def source_for_recompile(code: types.CodeType, keep_locals: bool = False) -> "tuple[str, ConstantPool]":
+    """Source to compile for ``code``.  ``keep_locals`` adds a never-run assignment naming every
+    local of ``code`` in order, so the new code's local slots start exactly like the original's
+    (Dynamo copies a frame's locals into the code it runs by slot number)."""
     pool = ConstantPool()
     if is_module_code(code):
         tree, pool = code_to_ast(code, consts=pool)
         return unparse(tree), pool
     tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
     fn = tree.body[0]
+    if keep_locals:
+        _declare_locals(fn, code)
     if code.co_freevars:
         args = ast.arguments(posonlyargs=[], args=[ast.arg(n, None) for n in code.co_freevars],
                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
@@ -45,6 +50,20 @@ def source_for_recompile(code: types.CodeType) -> "tuple[str, ConstantPool]":
             wrapper.type_params = []
         tree = ast.Module([wrapper], [])
     return unparse(tree), pool
+
+
+def _declare_locals(fn: ast.FunctionDef, code: types.CodeType) -> None:
+    names = [n for n in code.co_varnames[_nargs(code):]]
+    if not names:
+        return
+    # ``if False:`` is never compiled to instructions, but (3.10+) its names get local slots in
+    # the order they appear, which is all this statement is for.
+    targets: List[ast.expr] = [ast.Name(n, ast.Store()) for n in names]
+    layout = ast.If(ast.Constant(False), [ast.Assign(targets, ast.Constant(None))], [])
+    body = fn.body
+    at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else 0
+    body.insert(at, layout)
 
 
 def target_name(code: types.CodeType) -> str:
@@ -85,11 +104,19 @@ def _find(code: types.CodeType, name: str) -> Optional[types.CodeType]:
 
 
 def recompile_full(code: types.CodeType, path: Optional[str] = None,
-                   qualname: Optional[str] = None) -> Recompiled:
-    """Recompile ``code``; see :func:`pellucid.recompile`."""
-    source, pool = source_for_recompile(code)
+                   qualname: Optional[str] = None, keep_locals: bool = False,
+                   header: str = "", write: bool = True) -> Recompiled:
+    """Recompile ``code``; see :func:`pellucid.recompile`.
+
+    ``keep_locals``: the new code's ``co_varnames`` start with all of the original's, in order.
+    ``header`` (comment lines) goes before the source in the file and in what is compiled, so
+    line numbers point into the file.  ``write=False`` compiles as if the file at ``path``
+    existed, without writing it (the caller writes it).
+    """
+    source, pool = source_for_recompile(code, keep_locals)
+    source = header + source
     filename = os.path.abspath(path) if path else code.co_filename
-    if path:
+    if path and write:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(source + "\n")
     try:
@@ -113,6 +140,10 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         problems.append("co_flags %#x != %#x" % (new.co_flags, code.co_flags))
     if new.co_varnames[:_nargs(code)] != code.co_varnames[:_nargs(code)]:
         problems.append("argument names")
+    if keep_locals and new.co_varnames[:len(code.co_varnames)] != code.co_varnames:
+        problems.append("local slots %r do not start with %r" % (new.co_varnames, code.co_varnames))
+    if keep_locals and new.co_cellvars != code.co_cellvars:
+        problems.append("co_cellvars %r != %r" % (new.co_cellvars, code.co_cellvars))
     if problems:
         raise DecompileError("recompiled %s differs in layout: %s" % (code.co_name, ", ".join(problems)))
     compiled_qualname = (WRAPPER + ".<locals>." if code.co_freevars else "") + name

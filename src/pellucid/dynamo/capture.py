@@ -1,0 +1,253 @@
+"""Collect what Dynamo produces into the capture model, through the hooks PyTorch made for tools.
+
+* ``torch._dynamo.convert_frame.register_bytecode_hook`` gives each (original, transformed)
+  code pair while a frame compiles; the hook's return value is the code Dynamo installs, which
+  is how pellucid's verified recompiled code (whose ``co_filename`` is the dumped file) runs.
+* torch's structured trace (``torch._logging._internal.trace_log``) gives the FX/AOT graphs,
+  Inductor's output code, graph-break reasons and recompilation reasons, tagged by compile id.
+* ``_debug_get_cache_entry_list`` gives the cache entries and guard managers once compiling
+  is over.
+
+Every callback catches its own errors: a pellucid failure is one warning and Dynamo's own
+code runs.
+"""
+import logging
+import re
+import sys
+import threading
+import types
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from pellucid.dynamo import transformed_code
+from pellucid.dynamo.dump_files import DumpFiles
+from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
+                                   Recompilation, Transform)
+from pellucid.dynamo.torch_features import find, warn
+
+#: structured-trace event name -> graph stage
+GRAPH_EVENTS = {
+    "dynamo_output_graph": "dynamo",
+    "aot_joint_graph": "aot_joint",
+    "aot_forward_graph": "aot_forward",
+    "aot_backward_graph": "aot_backward",
+    "aot_inference_graph": "aot_inference",
+    "inductor_output_code": "inductor",
+}
+
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
+_BREAK_AT = re.compile(r"Graph break in user code at (\S+:\d+)")
+
+
+def safe_name(name: str) -> str:
+    """A file-name-safe form of a code object's name (``<lambda>`` -> ``lambda``)."""
+    out = re.sub(r"[^0-9A-Za-z_]+", "_", name).strip("_")
+    return out or "code"
+
+
+def compile_id_of(metadata: Dict[str, Any]) -> Optional[str]:
+    """``"frame/compile"`` as Dynamo prints compile ids, from a structured-trace record."""
+    if "frame_id" in metadata and "frame_compile_id" in metadata:
+        return "%s/%s" % (metadata["frame_id"], metadata["frame_compile_id"])
+    return None
+
+
+class _TraceHandler(logging.Handler):
+    def __init__(self, capturer: "Capturer") -> None:
+        super().__init__(logging.DEBUG)
+        self.capturer = capturer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        metadata = getattr(record, "metadata", None)
+        if isinstance(metadata, dict):
+            self.capturer.guarded("reading torch's structured trace", self.capturer.on_trace,
+                                  metadata, getattr(record, "payload", None))
+
+
+class Capturer:
+    """Install the hooks, fill a :class:`Capture`, and remove the hooks again."""
+
+    def __init__(self, files: DumpFiles,
+                 verify: Callable[[types.CodeType, types.CodeType], Tuple[bool, str]]) -> None:
+        self.files = files
+        self.verify = verify
+        self.capture = Capture(files.dump_dir)
+        self.graph_sources: Dict[str, List[Tuple[str, str]]] = {}  # compile id -> [(stage, text)]
+        self.globals_of: Dict[int, Dict[str, Any]] = {}  # id(original code) -> frame globals
+        self._lock = threading.RLock()
+        self._undo: List[Callable[[], None]] = []
+        self._warned: set = set()
+
+    # -- installing ---------------------------------------------------------------------------
+    def install(self) -> None:
+        register = find("torch._dynamo.convert_frame.register_bytecode_hook")
+        if register is not None:
+            handle = register(self.on_bytecode)
+            self._undo.append(handle.remove)
+        trace_log = find("torch._logging._internal.trace_log")
+        if trace_log is not None:
+            handler = _TraceHandler(self)
+            old_level = trace_log.level
+            trace_log.addHandler(handler)
+            trace_log.setLevel(logging.DEBUG)
+
+            def remove() -> None:
+                trace_log.removeHandler(handler)
+                trace_log.setLevel(old_level)
+            self._undo.append(remove)
+
+    def uninstall(self) -> None:
+        while self._undo:
+            self.guarded("removing a hook", self._undo.pop())
+
+    def guarded(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a callback; turn any error into one warning (per kind of failure)."""
+        try:
+            return fn(*args)
+        except Exception as exc:  # never let pellucid break the user's program
+            key = (what, type(exc).__name__)
+            if key not in self._warned:
+                self._warned.add(key)
+                message = "internal error while %s: %s: %s" % (what, type(exc).__name__, exc)
+                self.capture.warnings.append(message)
+                warn(message)
+            return None
+
+    # -- bytecode hook --------------------------------------------------------------------------
+    def on_bytecode(self, original: types.CodeType, transformed: types.CodeType) -> Optional[types.CodeType]:
+        return self.guarded("handling Dynamo's code for %s" % original.co_name,
+                            self._on_bytecode, original, transformed)
+
+    def _on_bytecode(self, original: types.CodeType, transformed: types.CodeType) -> Optional[types.CodeType]:
+        with self._lock:
+            frame = self.frame_for(original)
+            compile_id = self._current_compile_id() or "?/%d" % len(frame.transforms)
+            fn_globals = _frame_globals(original)
+            if fn_globals is not None:
+                self.globals_of[id(original)] = fn_globals
+            path = self.files.claim("__transformed_code_{n}_for_%s.py" % safe_name(original.co_name))
+            t = transformed_code.build(compile_id, original, transformed, path, self.files.write,
+                                       fn_globals, self.verify)
+            frame.transforms.append(t)
+            self.capture.files.append(path)
+            if t.replacement is None:
+                message = ("Dynamo's own code runs for %s (compile %s): %s; disassembly in %s"
+                           % (original.co_name, compile_id, t.rejected, path))
+                self.capture.warnings.append(message)
+            return t.replacement
+
+    def frame_for(self, code: types.CodeType) -> CompiledFrame:
+        frame = self.capture.frames.get(id(code))
+        if frame is None:
+            qualname = getattr(code, "co_qualname", code.co_name)
+            m = _RESUME.match(code.co_name)
+            frame = CompiledFrame(code.co_name, qualname, code.co_filename, code.co_firstlineno,
+                                  code=code, root=None if m else code.co_name)
+            self.capture.frames[id(code)] = frame
+        return frame
+
+    @staticmethod
+    def _current_compile_id() -> Optional[str]:
+        current = find("torch._guards.CompileContext.current_compile_id")
+        if current is None:
+            return None
+        cid = current()
+        return None if cid is None else str(cid)
+
+    # -- structured trace ---------------------------------------------------------------------
+    def on_trace(self, metadata: Dict[str, Any], payload: Optional[str]) -> None:
+        compile_id = compile_id_of(metadata) or "?"
+        with self._lock:
+            for event, stage in GRAPH_EVENTS.items():
+                if event in metadata and payload:
+                    self.graph_sources.setdefault(compile_id, []).append((stage, payload))
+                    return
+            artifact = metadata.get("artifact")
+            if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
+                text = payload or ""
+                m = _BREAK_AT.search(text)
+                self._pending_breaks.append(GraphBreak(compile_id, text.strip(), m.group(1) if m else "?"))
+                return
+            metrics = metadata.get("compilation_metrics")
+            if isinstance(metrics, dict):
+                self._metrics.append((compile_id, metrics))
+
+    _pending_breaks: List[GraphBreak]
+    _metrics: List[Tuple[str, Dict[str, Any]]]
+
+    def start(self) -> None:
+        self._pending_breaks = []
+        self._metrics = []
+        self.install()
+
+    # -- after compiling ------------------------------------------------------------------------
+    def finish(self) -> Capture:
+        """Remove the hooks and complete the model: cache entries, graphs, breaks, recompiles."""
+        self.uninstall()
+        cap = self.capture
+        by_compile: Dict[str, CompiledFrame] = {}
+        for frame in cap.frames.values():
+            for t in frame.transforms:
+                by_compile[t.compile_id] = frame
+        for gb in self._pending_breaks:
+            frame = by_compile.get(gb.compile_id)
+            if frame is not None:
+                frame.graph_breaks.append(gb)
+        for compile_id, metrics in self._metrics:
+            frame = by_compile.get(compile_id)
+            reason = metrics.get("recompile_reason")
+            if frame is not None and reason:
+                frame.recompilations.append(Recompilation(compile_id, str(reason)))
+        self._link_resumes()
+        self._collect_graphs()
+        return cap
+
+    def _link_resumes(self) -> None:
+        """Give each resume function the user function it belongs to (through the
+        ``__resume_at_*`` globals its parent's transformed code calls)."""
+        frames = self.capture.frames
+        by_code = {id(f.code): f for f in frames.values()}
+        changed = True
+        while changed:
+            changed = False
+            for frame in frames.values():
+                if frame.root is None:
+                    continue
+                g = self.globals_of.get(id(frame.code), {})
+                for t in frame.transforms:
+                    for name in t.resumes:
+                        target = getattr(g.get(name), "__code__", None)
+                        child = by_code.get(id(target)) if target is not None else None
+                        if child is not None and child.root is None:
+                            child.root = frame.root
+                            changed = True
+        for frame in frames.values():
+            if frame.root is None:
+                m = _RESUME.match(frame.name)
+                frame.root = m.group(1) if m else frame.name
+
+    def _collect_graphs(self) -> None:
+        for frame in self.capture.frames.values():
+            for t in frame.transforms:
+                stages = self.graph_sources.get(t.compile_id, [])
+                if not t.graphs:
+                    continue
+                # One frame compile produces one Dynamo graph; its AOT/Inductor stages follow it.
+                name = t.graphs[0]
+                graph = self.capture.graphs.setdefault(name, CompiledGraph(name, t.compile_id))
+                seen = {s.stage for s in graph.stages}
+                for stage, text in stages:
+                    if stage not in seen:
+                        graph.stages.append(GraphStage(stage, text))
+                        seen.add(stage)
+
+
+def _frame_globals(code: types.CodeType) -> Optional[Dict[str, Any]]:
+    """The globals of the frame Dynamo is compiling (``_compile``'s ``globals`` argument)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_name == "_compile" and f.f_locals.get("code") is code:
+            g = f.f_locals.get("globals")
+            if isinstance(g, dict):
+                return g
+        f = f.f_back
+    return None

@@ -1,0 +1,122 @@
+"""Files in the dump directory: stable names, atomic writes, and several writers at once.
+
+Names come from counters, not UUIDs, so a second run of the same program writes the same
+names (and replaces the first run's files).  Several processes can share one directory: a
+name is *claimed* by a small owner file holding the claiming process's id; a name owned by
+another live process is skipped (the counter moves on), a name owned by a finished process
+is taken over.  Every file is written to a temporary name and renamed, so a reader never
+sees half a file.
+
+>>> import tempfile, os
+>>> d = tempfile.mkdtemp()
+>>> files = DumpFiles(d)
+>>> p = files.claim("full_code_for_f.py")
+>>> files.write(p, "x = 1\\n"); os.path.basename(p)
+'full_code_for_f.py'
+"""
+import errno
+import os
+import tempfile
+import threading
+from typing import Dict, Optional, Set
+
+CLAIMS = ".pellucid-claims"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class DumpFiles:
+    """Claims and writes files of one dump directory for this process."""
+
+    def __init__(self, dump_dir: str) -> None:
+        self.dump_dir = os.path.abspath(dump_dir)
+        os.makedirs(self.dump_dir, exist_ok=True)
+        if not os.access(self.dump_dir, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "dump directory is not writable", self.dump_dir)
+        self.claims_dir = os.path.join(self.dump_dir, CLAIMS)
+        os.makedirs(self.claims_dir, exist_ok=True)
+        self._mine: Set[str] = set()
+        self._by_key: Dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def claim(self, name: str, key: Optional[str] = None) -> str:
+        """Return a path for ``name`` that no other live process writes.
+
+        ``name`` may contain ``{n}``: the lowest free counter fills it.  Without ``{n}``, a
+        name owned by another live process gets ``.<pid>`` before its suffix.  ``key`` makes
+        repeated claims for the same thing return the same path.
+        """
+        with self._lock:
+            if key is not None and key in self._by_key:
+                return self._by_key[key]
+            if "{n}" in name:
+                n = 0
+                while True:
+                    path = self._try(name.format(n=n))
+                    if path is not None:
+                        break
+                    n += 1
+            else:
+                path = self._try(name)
+                if path is None:
+                    stem, dot, ext = name.rpartition(".")
+                    path = self._try("%s.%d.%s" % (stem, os.getpid(), ext) if dot else
+                                     "%s.%d" % (name, os.getpid()))
+                    assert path is not None, "own pid-suffixed name is always free"
+            if key is not None:
+                self._by_key[key] = path
+            return path
+
+    def _try(self, name: str) -> Optional[str]:
+        if name in self._mine:
+            return None
+        owner = os.path.join(self.claims_dir, name + ".owner")
+        me = str(os.getpid())
+        try:
+            fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                with open(owner) as fh:
+                    pid = int(fh.read().strip() or "0")
+            except (OSError, ValueError):
+                pid = 0
+            if pid and _alive(pid) and pid != os.getpid():
+                return None
+            # A finished run's file: take the name over (stable names across runs).
+            self._write_raw(owner, me)
+        else:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(me)
+        self._mine.add(name)
+        return os.path.join(self.dump_dir, name)
+
+    def write(self, path: str, text: str) -> None:
+        """Write ``text`` to ``path`` atomically (temporary file in the same directory, rename)."""
+        self._write_raw(path, text)
+
+    @staticmethod
+    def _write_raw(path: str, text: str) -> None:
+        directory = os.path.dirname(path)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise

@@ -1,0 +1,44 @@
+"""``__compiled_fn_<n>.<stage>.py``: the graphs of one compiled frame, as Python files.
+
+The text comes from torch's structured trace (``print_readable`` output with shape, dtype and
+stride comments for FX graphs; the module Inductor generated).  A graph listing is a class
+body that refers to ``torch``; the file imports what such listings use, so it compiles and
+imports.  If a listing ever does not compile, the file keeps it as comments and says so.
+
+>>> text = graph_file_text("__compiled_fn_1", "dynamo", "0/0", "class GraphModule:\\n    pass\\n")
+>>> compile(text, "g.py", "exec") is not None
+True
+"""
+from typing import List
+
+STAGE_TITLES = {
+    "dynamo": "Dynamo FX graph",
+    "aot_joint": "AOT Autograd joint graph",
+    "aot_forward": "AOT Autograd forward graph",
+    "aot_backward": "AOT Autograd backward graph",
+    "aot_inference": "AOT Autograd inference graph",
+    "inductor": "Inductor output code",
+}
+
+_PRELUDE = [
+    "import torch",
+    "from torch import device, inf, nan  # names print_readable's listings may use",
+    "",
+]
+
+
+def graph_file_text(graph: str, stage: str, compile_id: str, listing: str) -> str:
+    """Contents of the file for one stage of one graph."""
+    head: List[str] = ["# %s of %s (compile %s), written by pellucid from torch's structured trace."
+                       % (STAGE_TITLES.get(stage, stage), graph, compile_id)]
+    body = listing if listing.endswith("\n") else listing + "\n"
+    if stage != "inductor":
+        head += _PRELUDE
+    text = "\n".join(head) + "\n" + body
+    try:
+        compile(text, "<graph>", "exec")
+    except SyntaxError as exc:
+        commented = "".join("# " + line + "\n" for line in body.splitlines())
+        text = "\n".join(head[:1]) + "\n# (kept as comments: the listing does not compile: %s)\n" % exc \
+            + commented
+    return text

@@ -1,0 +1,112 @@
+"""Dynamo's transformed bytecode as a source file, and the recompiled code Dynamo may run.
+
+For each code object Dynamo produces, pellucid writes the decompiled source to the dump
+directory and compiles *that file* (so tracebacks and debuggers show it).  The compiled code
+is handed back to Dynamo only when it lays out its frame exactly like Dynamo's code and
+:func:`pellucid.verify.check_equivalent` finds it equivalent; otherwise Dynamo's own code
+runs and the file says why, with the disassembly.
+
+>>> describe_names(("__compiled_fn_1_abc", "__resume_at_30_2", "print"))
+(['__compiled_fn_1'], ['__resume_at_30_2'])
+"""
+import dis
+import io
+import re
+import types
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from pellucid.dynamo.model import Transform
+
+_GRAPH = re.compile(r"^(__compiled_fn_\d+)")
+
+
+def describe_names(names: Tuple[str, ...]) -> Tuple[List[str], List[str]]:
+    """The compiled graphs (``__compiled_fn_N``, without Dynamo's UUID) and resume functions a
+    transformed code object refers to."""
+    graphs: List[str] = []
+    resumes: List[str] = []
+    for n in names:
+        m = _GRAPH.match(n)
+        if m and m.group(1) not in graphs:
+            graphs.append(m.group(1))
+        elif n.startswith("__resume_at_") and n not in resumes:
+            resumes.append(n)
+    return graphs, resumes
+
+
+def _layout_problem(original: types.CodeType, new: types.CodeType) -> Optional[str]:
+    """Why ``new`` cannot run in a frame laid out for ``original`` (None when it can)."""
+    if new.co_varnames[:len(original.co_varnames)] != original.co_varnames:
+        return "local variable slots differ: %r vs %r" % (new.co_varnames, original.co_varnames)
+    if new.co_cellvars != original.co_cellvars:
+        return "cell variables differ: %r vs %r" % (new.co_cellvars, original.co_cellvars)
+    if new.co_freevars != original.co_freevars:
+        return "free variables differ: %r vs %r" % (new.co_freevars, original.co_freevars)
+    return None
+
+
+def disassembly(code: types.CodeType) -> str:
+    """``dis`` listing of ``code`` and its nested code objects."""
+    out = io.StringIO()
+    dis.dis(code, file=out)
+    return out.getvalue()
+
+
+def _commented(text: str) -> str:
+    return "".join("# " + line + "\n" if line else "#\n" for line in text.rstrip("\n").split("\n"))
+
+
+def build(compile_id: str, original: types.CodeType, transformed: types.CodeType, path: str,
+          write: Callable[[str, str], None], fn_globals: Optional[Dict[str, Any]],
+          verify: Callable[[types.CodeType, types.CodeType], Tuple[bool, str]]) -> Transform:
+    """Decompile ``transformed`` into the file ``path`` and decide whether its recompiled code
+    may replace Dynamo's.  Never raises for a decompiler problem: the reason is recorded."""
+    from pellucid.decompiler.recompile import recompile_full
+    from pellucid.errors import DecompileError
+
+    graphs, resumes = describe_names(transformed.co_names)
+    t = Transform(compile_id, original, transformed, graphs=graphs, resumes=resumes, path=path)
+    where = "%s:%d" % (original.co_filename, original.co_firstlineno)
+    # Exactly three header lines, whatever the verdict: the status line is filled in after
+    # compiling, and the line numbers of the code below must not move.
+    head = ("# Dynamo's transformed code for %s (%s), compile %s; decompiled by pellucid.\n"
+            % (original.co_name, where, compile_id))
+    try:
+        result = recompile_full(transformed, path, keep_locals=True,
+                                header=head + "# STATUS\n#\n", write=False)
+    except DecompileError as exc:
+        t.rejected = "could not decompile: %s" % exc
+    except Exception as exc:  # a pellucid bug must not reach the user's program
+        t.rejected = "internal error while decompiling: %s: %s" % (type(exc).__name__, exc)
+    else:
+        t.source = result.source
+        new = result.code
+        problem = _layout_problem(original, new)
+        if problem is None and result.bindings:
+            if fn_globals is None:
+                problem = "constants without a literal form, and the frame's globals are unknown"
+            else:
+                fn_globals.update(result.bindings)
+        if problem is None:
+            try:
+                ok, reason = verify(transformed, new)
+            except Exception as exc:
+                ok, reason = False, "verifier failed: %s: %s" % (type(exc).__name__, exc)
+            if ok:
+                t.replacement = new
+            else:
+                problem = "not verified equivalent: %s" % reason
+        t.rejected = problem
+    if t.source is not None:
+        status = ("# This file is the code that runs (checked equivalent to Dynamo's bytecode)."
+                  if t.replacement is not None else
+                  "# Dynamo's own bytecode runs, not this file: see the end of the file.")
+        text = t.source.replace("# STATUS\n", status + "\n", 1) + "\n"
+        text = text.replace("    if False:\n", "    if False:  # never runs; gives these locals the slots Dynamo's frame expects\n", 1)
+    else:
+        text = head + "# Dynamo's own bytecode runs: pellucid could not decompile it.\n#\n"
+    if t.replacement is None:
+        text += "\n\n# Why Dynamo's own code runs: %s\n#\n# Dynamo's bytecode:\n%s" % (
+            (t.rejected or "").replace("\n", " "), _commented(disassembly(transformed)))
+    write(path, text)
+    return t
