@@ -110,10 +110,22 @@ def _install(session, *extra):
     session.install("-e", "." + ("[%s]" % ",".join(extra) if extra else ""))
 
 
+# torch.compile tests (tests/dynamo) run on the Python that has a CPU build of torch on this
+# machine.  The pin matters: a bare "torch" would pull several GB of CUDA packages.
+TORCH_PYTHON = "3.11"
+TORCH_REQUIREMENTS = ["torch==2.13.0", "transformers==5.23.0"]
+
+
 @nox.session(python=PYTHONS)
 def tests(session):
-    """Run the test suite (pytest -q; pass pytest arguments after --)."""
+    """Run the test suite (pytest -q; pass pytest arguments after --).
+
+    On Python 3.11 torch 2.13.0 (CPU) and transformers are installed too, for tests/dynamo;
+    set PELLUCID_NO_TORCH=1 to skip them."""
     _install(session, "test")
+    if session.python == TORCH_PYTHON and not os.environ.get("PELLUCID_NO_TORCH"):
+        session.install(TORCH_REQUIREMENTS[0])
+        session.install(*TORCH_REQUIREMENTS)
     session.run("python", "--version")
     session.run("pytest", "-q", *session.posargs)
 

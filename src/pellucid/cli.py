@@ -154,6 +154,68 @@ def _add_decompile_command(
     cmd.set_defaults(run=_run_decompile)
 
 
+_DUMP_DESCRIPTION = """\
+Run a Python program with pellucid.prepare_debug(DIR) around it, without editing it.
+
+Everything torch.compile compiles while the program runs is written to DIR: Dynamo's
+transformed code and resume functions as source, full_code_for_<fn>.py (the cache lookup
+with its guards), the FX/AOT/Inductor graphs, and index.md, which lists them with graph
+breaks and recompilations.  When the program ends, one line says what was written."""
+
+_DUMP_EPILOG = """\
+examples:
+  pellucid dump -o dump -- python train.py --epochs 1
+  pellucid dump -o dump -- python -m mypkg.train
+  then open dump/index.md, or step through the files with pellucid.debug()
+
+The command after -- must start with a Python interpreter; pellucid runs the program
+with that interpreter (which needs torch), so it is the same program, same arguments."""
+
+
+def _add_dump_command(
+    commands: "argparse._SubParsersAction[Any]", common: argparse.ArgumentParser
+) -> None:
+    cmd = commands.add_parser(
+        "dump",
+        parents=[common],
+        help="run 'python script.py ...' under prepare_debug and dump what torch.compile made",
+        description=_DUMP_DESCRIPTION,
+        epilog=_DUMP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("-o", "--output", metavar="DIR", required=True, help="the dump directory")
+    cmd.add_argument("command", nargs=argparse.REMAINDER, metavar="-- python SCRIPT [ARGS...]",
+                     help="the program to run, after --")
+    cmd.set_defaults(run=_run_dump)
+
+
+def _run_dump(args: argparse.Namespace) -> int:
+    import subprocess
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise CliError("no program given: write it after --, e.g. "
+                       "'pellucid dump -o dump -- python train.py'")
+    interpreter = command[0]
+    if not os.path.basename(interpreter).startswith("python"):
+        raise CliError("the program must start with a Python interpreter (python, python3.11, "
+                       "/path/to/python), not %r" % interpreter)
+    if len(command) < 2:
+        raise CliError("no script given after %s: e.g. '%s train.py' or '%s -m pkg.module'"
+                       % (interpreter, interpreter, interpreter))
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    try:
+        done = subprocess.run([interpreter, "-m", "pellucid.dynamo.run_script", "-o",
+                               os.path.abspath(args.output), "--"] + command[1:], env=env)
+    except OSError as exc:
+        raise CliError("cannot run %s: %s" % (interpreter, exc.strerror or exc))
+    return done.returncode
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``pellucid`` command."""
     from pellucid import __version__
@@ -174,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common = _common_options()
     _add_decompile_command(commands, common)
-    # Future commands ('dump', 'report' for torch.compile output) register here the same way.
+    _add_dump_command(commands, common)
     return parser
 
 

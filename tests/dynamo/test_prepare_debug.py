@@ -1,0 +1,224 @@
+"""prepare_debug on real torch.compile programs (torch 2.13, CPU).
+
+Each case runs a program twice in fresh Dynamo state, once plainly and once inside
+``pellucid.prepare_debug``, and checks: the outputs are identical; every compiled frame's
+transformed code was decompiled into a file; every ``.py`` file in the dump compiles;
+``full_code_for_<fn>.py``, imported in this process, gives the compiled function's results;
+and the index names every compiled function.
+"""
+import importlib
+import os
+import sys
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import pellucid  # noqa: E402
+from pellucid.dynamo.torch_features import PellucidWarning  # noqa: E402
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype \
+            and torch.equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _run(program, backend):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    fn, calls = program()
+    compiled = torch.compile(fn, backend=backend)
+    return fn, [compiled(*args) for args in calls], calls
+
+
+def _check_dump(tmp_path, program, backend, expect_functions):
+    _, plain, _ = _run(program, backend)
+    dump = str(tmp_path / "dump")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pellucid.prepare_debug(dump) as capture:
+            fn, outs, calls = _run(program, backend)
+    ours = [w for w in caught if issubclass(w.category, PellucidWarning)]
+    assert not ours, [str(w.message) for w in ours]
+    assert len(outs) == len(plain)
+    for a, b in zip(plain, outs):
+        assert _same(a, b)
+    files = sorted(os.listdir(dump))
+    for name in files:
+        if name.endswith(".py"):
+            with open(os.path.join(dump, name), encoding="utf-8") as fh:
+                compile(fh.read(), name, "exec")
+    assert capture.frames, "nothing was captured"
+    for frame in capture.frames.values():
+        assert frame.transforms, frame.name
+        for t in frame.transforms:
+            assert t.source is not None, (frame.name, t.rejected)
+            assert os.path.basename(t.path) in files
+    roots = {f.root for f in capture.frames.values()}
+    for name in expect_functions:
+        assert name in roots
+        assert "full_code_for_%s.py" % name in files
+    with open(os.path.join(dump, "index.md"), encoding="utf-8") as fh:
+        index = fh.read()
+    for name in expect_functions:
+        assert "function `%s`" % name in index
+    return capture, dump, fn, outs, calls
+
+
+def _import_full_code(dump, name):
+    sys.path.insert(0, dump)
+    try:
+        sys.modules.pop("full_code_for_" + name, None)
+        sys.modules.pop("_pellucid_runtime", None)
+        return importlib.import_module("full_code_for_" + name)
+    finally:
+        sys.path.remove(dump)
+
+
+# -- programs ------------------------------------------------------------------------------------
+def data_dependent_if():
+    def branchy(x, y):
+        a = x.sin() + y
+        if a.sum() > 0:
+            b = a * 2
+        else:
+            b = a - 1
+        return b.cos()
+    return branchy, [(torch.ones(3), torch.ones(3)), (-torch.ones(3) * 3, torch.ones(3))]
+
+
+class Printer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.lin(x).relu()
+        print("hidden norm computed")
+        return h * 2
+
+
+def module_with_print():
+    m = Printer()
+    return m, [(torch.randn(2, 4),), (torch.randn(2, 4),)]
+
+
+def growing_sizes():
+    def grow(x, n):
+        return (x * n).sum(0) + x.shape[0]
+    return grow, [(torch.ones(k, 2), 2) for k in (2, 3, 4, 5)]
+
+
+def training_step():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    g = torch.Generator().manual_seed(1)
+    data = [(torch.randn(4, 4, generator=g), torch.randn(4, 1, generator=g)) for _ in range(3)]
+    return step, data
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_data_dependent_if(tmp_path, backend, capsys):
+    capture, dump, fn, outs, calls = _check_dump(tmp_path, data_dependent_if, backend, ["branchy"])
+    assert any(f.graph_breaks for f in capture.frames.values())
+    full = _import_full_code(dump, "branchy")
+    for args, out in zip(calls, outs):
+        assert _same(full.branchy(*args), out)
+
+
+def test_data_dependent_if_inductor(tmp_path):
+    capture, dump, fn, outs, calls = _check_dump(tmp_path, data_dependent_if, "inductor", ["branchy"])
+    stages = {s.stage for g in capture.graphs.values() for s in g.stages}
+    assert "inductor" in stages
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_module_forward_with_print(tmp_path, backend, capsys):
+    capture, dump, fn, outs, calls = _check_dump(tmp_path, module_with_print, backend, ["forward"])
+    assert "hidden norm computed" in capsys.readouterr().out
+    breaks = [gb for f in capture.frames.values() for gb in f.graph_breaks]
+    assert breaks and all(gb.location.endswith(":%d" % (Printer.forward.__code__.co_firstlineno + 2))
+                          for gb in breaks if "print" in gb.reason.lower()), breaks
+
+
+def test_recompilation_and_dynamic_shapes(tmp_path):
+    capture, dump, fn, outs, calls = _check_dump(tmp_path, growing_sizes, "eager", ["grow"])
+    frame = [f for f in capture.frames.values() if f.name == "grow"][0]
+    assert len(frame.entries) >= 2
+    assert frame.recompilations, "the size change should be recorded as a recompilation"
+    dynamo_graphs = [s.source for g in capture.graphs.values() for s in g.stages if s.stage == "dynamo"]
+    assert any("Sym(" in src for src in dynamo_graphs), "expected a dynamic-shape graph"
+    full = _import_full_code(dump, "grow")
+    for args, out in zip(calls, outs):
+        assert _same(full.grow(*args), out)
+
+
+@pytest.mark.xfail(strict=True, reason="Dynamo passes closure cells (LOAD_CLOSURE) as values; "
+                   "the decompiler has no expression for a cell yet")
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_training_step(tmp_path, backend):
+    capture, dump, fn, outs, calls = _check_dump(tmp_path, training_step, backend, ["step"])
+    if backend == "aot_eager":
+        stages = {s.stage for g in capture.graphs.values() for s in g.stages}
+        assert {"aot_forward", "aot_backward"} <= stages, stages
+
+
+def test_unwritable_dump_dir_warns_and_program_runs(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    fn, calls = data_dependent_if()
+    torch._dynamo.reset()
+    with pytest.warns(PellucidWarning, match="cannot write to the dump directory"):
+        with pellucid.prepare_debug(str(blocker / "dump")):
+            out = torch.compile(fn, backend="eager")(*calls[0])
+    assert _same(out, fn(*calls[0]))
+
+
+# -- transformers models from tiny configs (nothing is downloaded) --------------------------------
+def _tiny_gpt2():
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=100, n_positions=64,
+                                  bos_token_id=0, eos_token_id=0)
+    model = transformers.GPT2LMHeadModel(cfg).eval()
+
+    def run(ids):
+        with torch.no_grad():
+            return model(ids).logits
+    g = torch.Generator().manual_seed(2)
+    return run, [(torch.randint(0, 100, (2, 8), generator=g),), (torch.randint(0, 100, (2, 8), generator=g),)]
+
+
+def _tiny_bert():
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.BertConfig(num_hidden_layers=2, num_attention_heads=2, hidden_size=32,
+                                  intermediate_size=64, vocab_size=100, max_position_embeddings=64)
+    model = transformers.BertModel(cfg).eval()
+
+    def run(ids):
+        with torch.no_grad():
+            return model(ids).last_hidden_state
+    g = torch.Generator().manual_seed(3)
+    return run, [(torch.randint(0, 100, (2, 8), generator=g),)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("builder", [_tiny_gpt2, _tiny_bert], ids=["gpt2", "bert"])
+def test_transformers_models(tmp_path, builder, backend):
+    capture, dump, fn, outs, calls = _check_dump(tmp_path, builder, backend, ["run"])
+    full = _import_full_code(dump, "run")
+    for args, out in zip(calls, outs):
+        assert _same(full.run(*args), out)
