@@ -1,0 +1,72 @@
+"""Wall time of the same torch.compile workload with and without pellucid.prepare_debug.
+
+    python bench/overhead.py [--runs 5] [--steps 20] [--backend eager]
+
+Workload: a tiny GPT-2 (built from a config, nothing downloaded) compiled from scratch
+(``torch._dynamo.reset()``), then ``--steps`` forward passes.  Runs alternate plain and
+under ``prepare_debug`` (a new dump directory each time); the report is the median time of
+each and their ratio.  Target: ratio under 1.10 with backend eager.
+"""
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+
+
+def build():
+    import torch
+    import transformers
+
+    cfg = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=64, vocab_size=256, n_positions=64,
+                                  bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(cfg).eval()
+    ids = torch.randint(0, 256, (2, 16))
+    return model, ids
+
+
+def workload(model, ids, backend, steps):
+    import torch
+
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=backend)
+    start = time.perf_counter()
+    with torch.no_grad():
+        for _ in range(steps):
+            out = compiled(ids).logits
+    return time.perf_counter() - start, out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--backend", default="eager")
+    args = parser.parse_args(argv)
+    import torch
+
+    import pellucid
+
+    model, ids = build()
+    workload(model, ids, args.backend, 2)  # warm imports and lazy initialisation
+    plain, dumped = [], []
+    for run in range(args.runs):
+        t_plain, out_plain = workload(model, ids, args.backend, args.steps)
+        with tempfile.TemporaryDirectory() as d:
+            start = time.perf_counter()
+            with pellucid.prepare_debug(d):
+                t_in, out_dumped = workload(model, ids, args.backend, args.steps)
+            t_dumped = time.perf_counter() - start  # includes writing the files at exit
+        assert torch.equal(out_plain, out_dumped), "outputs differ under prepare_debug"
+        plain.append(t_plain)
+        dumped.append(t_dumped)
+        print("run %d: plain %.3fs, prepare_debug %.3fs" % (run, t_plain, t_dumped))
+    mp, md = statistics.median(plain), statistics.median(dumped)
+    print("median: plain %.3fs, prepare_debug %.3fs, ratio %.3f (target < 1.10, backend %s)"
+          % (mp, md, md / mp, args.backend))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
