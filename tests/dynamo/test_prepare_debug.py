@@ -222,3 +222,30 @@ def test_transformers_models(tmp_path, builder, backend):
     full = _import_full_code(dump, "run")
     for args, out in zip(calls, outs):
         assert _same(full.run(*args), out)
+
+
+def test_spawned_ranks_share_a_dump_dir(tmp_path):
+    import subprocess
+
+    dump = tmp_path / "dump"
+    env = dict(os.environ)
+    src = os.path.dirname(os.path.dirname(pellucid.__file__))
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    program = os.path.join(os.path.dirname(__file__), "spawn_program.py")
+    done = subprocess.run([sys.executable, program, str(dump), "4"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout
+    files = sorted(os.listdir(str(dump)))
+    full = [n for n in files if n.startswith("full_code_for_f")]
+    transformed_f = [n for n in files if n.startswith("__transformed_code_0_for_f")]
+    assert len(full) == 4 and len(transformed_f) == 4, files
+    assert not [n for n in files if n.startswith(".tmp-")], "a temporary file was left behind"
+    for name in files:
+        if name.endswith(".py"):
+            with open(os.path.join(str(dump), name), encoding="utf-8") as fh:
+                compile(fh.read(), name, "exec")
+    index = (dump / "index.md").read_text()
+    assert index.count("## process") == 4
+    for name in full:
+        assert "[%s]" % name in index

@@ -124,7 +124,10 @@ class Capturer:
             fn_globals = _frame_globals(original)
             if fn_globals is not None:
                 self.globals_of[id(original)] = fn_globals
-            path = self.files.claim("__transformed_code_{n}_for_%s.py" % safe_name(original.co_name))
+            # n counts this frame's compilations; another process's file of the same name
+            # makes this one ``...for_f.1.py`` (see DumpFiles.claim)
+            path = self.files.claim("__transformed_code_%d_for_%s.py"
+                                    % (len(frame.transforms), safe_name(original.co_name)))
             t = transformed_code.build(compile_id, original, transformed, path, self.files.write,
                                        fn_globals, self.verify)
             frame.transforms.append(t)

@@ -55,7 +55,7 @@ class DumpFiles:
         """Return a path for ``name`` that no other live process writes.
 
         ``name`` may contain ``{n}``: the lowest free counter fills it.  Without ``{n}``, a
-        name owned by another live process gets ``.<pid>`` before its suffix.  ``key`` makes
+        name owned by another live process gets a counter before its suffix (``f.1.py``).  ``key`` makes
         repeated claims for the same thing return the same path.
         """
         with self._lock:
@@ -70,11 +70,11 @@ class DumpFiles:
                     n += 1
             else:
                 path = self._try(name)
-                if path is None:
-                    stem, dot, ext = name.rpartition(".")
-                    path = self._try("%s.%d.%s" % (stem, os.getpid(), ext) if dot else
-                                     "%s.%d" % (name, os.getpid()))
-                    assert path is not None, "own pid-suffixed name is always free"
+                stem, dot, ext = name.rpartition(".")
+                n = 1
+                while path is None:  # another live process has it: ``name.1.py``, ``name.2.py``...
+                    path = self._try("%s.%d.%s" % (stem, n, ext) if dot else "%s.%d" % (name, n))
+                    n += 1
             if key is not None:
                 self._by_key[key] = path
             return path
