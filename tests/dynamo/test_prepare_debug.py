@@ -72,6 +72,46 @@ def _check_dump(tmp_path, program, backend, expect_functions):
     return capture, dump, fn, outs, calls
 
 
+def _perturbed(args):
+    """Inputs that should miss the guards: other dtype, other int values."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            out.append(a.double())
+        elif isinstance(a, int) and not isinstance(a, bool):
+            out.append(a + 100)
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def _check_guards_agree(capture, full, root, calls):
+    """The rendered guards of the user function's entries answer like Dynamo's guard managers,
+    on the inputs that were compiled for (hits) and on perturbed ones (misses)."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    frame = [f for f in capture.frames.values() if f.name == root][0]
+    live = _debug_get_cache_entry_list(frame.code)
+    assert len(live) == len(frame.entries)
+    code = frame.code
+    names = code.co_varnames[:code.co_argcount]
+    answers = set()
+    compared = 0
+    for e_live, entry in zip(live, frame.entries):
+        assert entry.guard_source is not None, entry.guard_error
+        guard = getattr(full, "guard_%s_%d" % (root, entry.index))
+        g = getattr(full, "G_" + root)
+        for args in list(calls) + [_perturbed(a) for a in calls]:
+            if len(args) != len(names):
+                continue
+            L = dict(zip(names, args))
+            expected = e_live.guard_manager.check(L)
+            assert guard(L, g) == expected, (entry.index, args)
+            answers.add(expected)
+            compared += 1
+    assert compared and answers == {True, False}, answers
+
+
 def _import_full_code(dump, name):
     sys.path.insert(0, dump)
     try:
@@ -136,6 +176,7 @@ def test_data_dependent_if(tmp_path, backend, capsys):
     capture, dump, fn, outs, calls = _check_dump(tmp_path, data_dependent_if, backend, ["branchy"])
     assert any(f.graph_breaks for f in capture.frames.values())
     full = _import_full_code(dump, "branchy")
+    _check_guards_agree(capture, full, "branchy", calls)
     for args, out in zip(calls, outs):
         assert _same(full.branchy(*args), out)
 
@@ -163,6 +204,7 @@ def test_recompilation_and_dynamic_shapes(tmp_path):
     dynamo_graphs = [s.source for g in capture.graphs.values() for s in g.stages if s.stage == "dynamo"]
     assert any("Sym(" in src for src in dynamo_graphs), "expected a dynamic-shape graph"
     full = _import_full_code(dump, "grow")
+    _check_guards_agree(capture, full, "grow", calls)
     for args, out in zip(calls, outs):
         assert _same(full.grow(*args), out)
 
