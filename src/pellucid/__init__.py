@@ -7,6 +7,7 @@ lambda x: x + 1
 from pellucid.errors import DecompileError, PycError
 from pellucid.decompiler.api import decompile, recompile
 from pellucid.bytecode.pyc import load_pyc
+from pellucid.verify import Verdict, check_equivalent
 
 
 

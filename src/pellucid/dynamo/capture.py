@@ -67,7 +67,7 @@ class Capturer:
     """Install the hooks, fill a :class:`Capture`, and remove the hooks again."""
 
     def __init__(self, files: DumpFiles,
-                 verify: Callable[[types.CodeType, types.CodeType], Tuple[bool, str]]) -> None:
+                 verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]]) -> None:
         self.files = files
         self.verify = verify
         self.capture = Capture(files.dump_dir)

@@ -12,7 +12,7 @@ graphs, graph breaks, recompilations), complete once the block has exited.
 import contextlib
 import os
 import types
-from typing import Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.dynamo import dump_runtime, full_code, graph_files, index
 from pellucid.dynamo.capture import Capturer, safe_name
@@ -21,13 +21,12 @@ from pellucid.dynamo.model import Capture, CacheEntry, CompiledFrame
 from pellucid.dynamo.torch_features import find, warn
 
 
-def verify_equivalent(original: types.CodeType, candidate: types.CodeType) -> Tuple[bool, str]:
+def verify_equivalent(original: types.CodeType, candidate: types.CodeType,
+                      bindings: Dict[str, Any]) -> Tuple[bool, str]:
     """pellucid's equivalence check of Dynamo's code and the recompiled code."""
-    try:
-        from pellucid.verify import check_equivalent
-    except ImportError as exc:  # pragma: no cover - part of pellucid
-        return False, "no verifier available (%s)" % exc
-    verdict = check_equivalent(original, candidate)
+    from pellucid.verify import check_equivalent
+
+    verdict = check_equivalent(original, candidate, bindings)
     return bool(verdict.ok), str(verdict.reason)
 
 

@@ -58,7 +58,7 @@ def _commented(text: str) -> str:
 
 def build(compile_id: str, original: types.CodeType, transformed: types.CodeType, path: str,
           write: Callable[[str, str], None], fn_globals: Optional[Dict[str, Any]],
-          verify: Callable[[types.CodeType, types.CodeType], Tuple[bool, str]]) -> Transform:
+          verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]]) -> Transform:
     """Decompile ``transformed`` into the file ``path`` and decide whether its recompiled code
     may replace Dynamo's.  Never raises for a decompiler problem: the reason is recorded."""
     from pellucid.decompiler.recompile import recompile_full
@@ -89,7 +89,7 @@ def build(compile_id: str, original: types.CodeType, transformed: types.CodeType
                 fn_globals.update(result.bindings)
         if problem is None:
             try:
-                ok, reason = verify(transformed, new)
+                ok, reason = verify(transformed, new, result.bindings)
             except Exception as exc:
                 ok, reason = False, "verifier failed: %s: %s" % (type(exc).__name__, exc)
             if ok:

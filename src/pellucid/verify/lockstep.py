@@ -1,0 +1,271 @@
+"""Lockstep symbolic execution of two code objects (translation validation).
+
+Both programs run from the same symbolic inputs.  Each runs to its next observable event
+(:mod:`pellucid.verify.machine`); the two events must be identical (same kind, same operand
+terms) and, at events where user code can run, the variables the original program has must hold
+the same terms on both sides.  Every outcome of the event is then explored on both sides at once:
+an effect succeeds with fresh result terms shared by both programs, or raises a fresh exception
+that both programs' handlers receive; a pure decision forks on its answer.
+
+Loops are handled at event points: the pair of positions ``(original pc, candidate pc)`` keeps
+the states it was reached with.  A state that is an instance of a kept one is already covered; after
+a few distinct arrivals the kept state is generalised (anti-unification: terms that differ become
+shared variables, so equalities between the two programs survive) and exploration continues from
+the generalisation, which converges for the loops compilers produce.
+"""
+import types
+from typing import Any, Dict, List, Optional, Tuple
+
+from pellucid.verify.machine import (MState, Side, Unsupported, go_handler, run)
+from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
+
+KEEP = 2  # distinct states kept per position pair before generalising
+
+
+class Mismatch(Exception):
+    """The two programs differ observably (or at least: provably not shown equal here)."""
+
+
+class TooLarge(Exception):
+    pass
+
+
+class Pair:
+    __slots__ = ("o", "c", "facts", "epoch")
+
+    def __init__(self, o: MState, c: MState, facts: Dict[Term, bool], epoch: int) -> None:
+        self.o, self.c, self.facts, self.epoch = o, c, facts, epoch
+
+    def copy(self) -> "Pair":
+        return Pair(self.o.copy(), self.c.copy(), dict(self.facts), self.epoch)
+
+
+# --------------------------------------------------------------------------- generalisation
+
+def _is_var(t: Any) -> bool:
+    return (type(t) is tuple and len(t) == 4 and t[0] == "v" and type(t[1]) is int
+            and type(t[2]) is bool)
+
+
+_STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is"})
+
+
+class _Joiner:
+    def __init__(self, counter: List[int]) -> None:
+        self.memo: Dict[Tuple[Term, Term], Term] = {}
+        self.counter = counter
+
+    def term(self, a: Term, b: Term) -> Term:
+        if a == b:
+            return a
+        if a[0] == b[0] and a[0] in _STRUCTURAL and len(a) == len(b):
+            if a[0] == "tuple":
+                if len(a[1]) == len(b[1]):
+                    return ("tuple", tuple(self.term(x, y) for x, y in zip(a[1], b[1])))
+            else:
+                return (a[0],) + tuple(self.term(x, y) for x, y in zip(a[1:], b[1:]))
+        key = (a, b)
+        v = self.memo.get(key)
+        if v is None:
+            self.counter[0] += 1
+            # NULL is what LOAD_FAST_AND_CLEAR saves for an unbound variable.
+            flag = (a in (UNBOUND, NULL) or b in (UNBOUND, NULL) or maybe_unbound(a)
+                    or maybe_unbound(b))
+            # A variable standing for exact bools stays one: branching on it is a pure decision.
+            # Variables that may stand for NULL get negative numbers (see ``_call_parts``).
+            num = -self.counter[0] if NULL in (a, b) else self.counter[0]
+            v = ("v", num, bool(flag), is_bool(a) and is_bool(b))
+            self.memo[key] = v
+        return v
+
+    def state(self, a: MState, b: MState) -> MState:
+        if len(a.stack) != len(b.stack) or len(a.ehstack) != len(b.ehstack):
+            raise Unsupported("states reaching one position differ in shape (stack height %d vs %d)"
+                              % (len(a.stack), len(b.stack)))
+        s = a.copy()
+        # Later allocations must not reuse an identity either state already holds.
+        s.nalloc = max(a.nalloc, b.nalloc)
+        s.stack = [self.term(x, y) for x, y in zip(a.stack, b.stack)]
+        s.vars = {}
+        for name in set(a.vars) | set(b.vars):
+            t = self.term(a.vars.get(name, UNBOUND), b.vars.get(name, UNBOUND))
+            if t != UNBOUND:
+                s.vars[name] = t
+        s.excinfo = self.term(a.excinfo, b.excinfo)
+        eh = []
+        for (la, ta), (lb, tb) in zip(a.ehstack, b.ehstack):
+            if la != lb:
+                raise Unsupported("handler blocks differ at a loop")
+            eh.append((la, self.term(ta, tb)))
+        s.ehstack = eh
+        s.truths = {k: v for k, v in a.truths.items() if b.truths.get(k) == v}
+        return s
+
+
+def join(a: Pair, b: Pair, counter: List[int]) -> Pair:
+    j = _Joiner(counter)
+    o = j.state(a.o, b.o)
+    c = j.state(a.c, b.c)
+    facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
+    return Pair(o, c, facts, max(a.epoch, b.epoch))
+
+
+def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
+    if _is_var(p):
+        if p in sigma:
+            return sigma[p] == t
+        if t == NULL or (not p[2] and (t == UNBOUND or maybe_unbound(t))):
+            return False
+        if p[3] and not is_bool(t):
+            return False
+        sigma[p] = t
+        return True
+    if type(p) is tuple:
+        if type(t) is not tuple or len(p) != len(t):
+            return False
+        return all(_match(x, y, sigma) for x, y in zip(p, t))
+    return p == t
+
+
+def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
+    if _is_var(p):
+        return sigma.get(p, p)
+    if type(p) is tuple:
+        return tuple(_subst(x, sigma) for x in p)
+    return p
+
+
+def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
+    return (tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
+            tuple(s.ehstack), s.nalloc, tuple(sorted(s.truths.items(), key=repr)))
+
+
+def instance(general: Pair, p: Pair) -> bool:
+    """Whether every concrete run ``p`` stands for is covered by ``general``."""
+    names_o = sorted(set(general.o.vars) | set(p.o.vars))
+    names_c = sorted(set(general.c.vars) | set(p.c.vars))
+    sigma: Dict[Term, Any] = {}
+    if not _match((_state_items(general.o, names_o), _state_items(general.c, names_c)),
+                  (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma):
+        return False
+    for k, v in general.facts.items():
+        if p.facts.get(_subst(k, sigma)) != v:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- the explorer
+
+class Explorer:
+    def __init__(self, orig: Side, cand: Side, budget: int) -> None:
+        self.orig = orig
+        self.cand = cand
+        self.budget = budget
+        self.steps = [0]
+        self.varcount = [0]
+        code = orig.code
+        self.observable = sorted(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
+        self.paths = 0
+        self.effects = 0
+
+    def explore(self) -> None:
+        start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
+        work: List[Pair] = [start]
+        seen: Dict[Tuple[Any, ...], List[Pair]] = {}
+        while work:
+            p = work.pop()
+            eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
+            ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
+            if self.steps[0] > self.budget:
+                raise TooLarge("too large to verify (more than %d symbolic steps)" % self.budget)
+            if eo.kind not in ("return", "unwind"):
+                # One instruction can be several events in a row (a truth test, then the
+                # decision on its result): each is its own position.
+                key = (p.o.pc, p.c.pc, eo.key[0], ec.key[0])
+                kept = seen.setdefault(key, [])
+                if any(instance(g, p) for g in kept):
+                    continue
+                if len(kept) >= KEEP:
+                    g = join(kept[-1], p, self.varcount)
+                    kept[-1] = g
+                    p = g.copy()
+                    eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
+                    ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
+                else:
+                    kept.append(p.copy())
+            self._compare(p, eo, ec)
+            if eo.kind in ("return", "unwind"):
+                self.paths += 1
+                continue
+            if eo.kind == "decide":
+                base = eo.key[1]
+                for val in (False, True):
+                    q = p.copy()
+                    q.facts[base] = val
+                    work.append(q)
+                continue
+            self.effects += 1
+            if eo.can_raise:
+                q = p.copy()
+                exc: Term = ("e", p.epoch)
+                if eo.key[0] == "next":
+                    # An iterator's StopIteration is exhaustion, never an exception.
+                    q.facts[("excis", exc, "StopIteration")] = False
+                go_handler(self.orig, q.o, eo.ins, exc)
+                go_handler(self.cand, q.c, ec.ins, exc)
+                work.append(self._after_effect(q))
+            if eo.key[0] == "next":
+                # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's
+                # ``try: x = next(it) except StopIteration: ...``.
+                q = p.copy()
+                stop: Term = ("stop", p.epoch)
+                for side, ev, st in ((self.orig, eo, q.o), (self.cand, ec, q.c)):
+                    if ev.exhausted is not None:
+                        ev.exhausted(st, ())
+                    else:
+                        go_handler(side, st, ev.ins, stop)
+                work.append(self._after_effect(q))
+            if eo.ok is not None:
+                q = p.copy()
+                if eo.bool_result:
+                    res: Tuple[Term, ...] = (("b", p.epoch),)
+                else:
+                    res = tuple(("r", p.epoch, i) for i in range(eo.nres))
+                eo.ok(q.o, res)
+                ec.ok(q.c, res)  # type: ignore[misc]
+                work.append(self._after_effect(q))
+
+    def _after_effect(self, q: Pair) -> Pair:
+        q.epoch += 1
+        for side, st in ((self.orig, q.o), (self.cand, q.c)):
+            st.nalloc = 0
+            # User code (a closure) may have rebound any cell.
+            for name in side.cellnames:
+                st.vars[name] = ("cellv", name, q.epoch)
+        return q
+
+    def _compare(self, p: Pair, eo: Any, ec: Any) -> None:
+        if eo.kind != ec.kind or eo.key != ec.key or (
+                (eo.exhausted is None) != (ec.exhausted is None) and eo.key[0] != "next"):
+            raise Mismatch("original at %s: %s; candidate at %s: %s" % (
+                self.orig.where(eo.ins), _describe(eo), self.cand.where(ec.ins), _describe(ec)))
+        if eo.observe:
+            for name in self.observable:
+                a = p.o.vars.get(name, UNBOUND)
+                b = p.c.vars.get(name, UNBOUND)
+                if a != b:
+                    raise Mismatch("variable %r differs before %s (original at %s: %s; candidate at "
+                                   "%s: %s)" % (name, _describe(eo), self.orig.where(eo.ins), render(a),
+                                                self.cand.where(ec.ins), render(b)))
+            # When the frame is left by an exception its exc_info is dropped with it.
+            if p.o.excinfo != p.c.excinfo and eo.kind != "unwind":
+                raise Mismatch("the handled exception differs before %s (original at %s: %s; "
+                               "candidate at %s: %s)" % (_describe(eo), self.orig.where(eo.ins),
+                                                         render(p.o.excinfo), self.cand.where(ec.ins),
+                                                         render(p.c.excinfo)))
+
+
+def _describe(ev: Any) -> str:
+    key = ev.key
+    return "%s %s" % (ev.kind if ev.kind != "effect" else key[0],
+                      ", ".join(render(k) if isinstance(k, tuple) else repr(k) for k in key[1:]))

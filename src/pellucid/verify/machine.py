@@ -1,0 +1,823 @@
+"""Symbolic execution of one program's neutral instructions up to its next observable event.
+
+:func:`run` executes instructions that cannot run user code (stack moves, local variables,
+building tuples...) directly on a :class:`MState`, and stops at the first instruction that can:
+it returns an :class:`Event` describing it (``key``: what is observable about it, compared with
+the other program's event) and how to continue after each outcome (success with result terms,
+an exception, an exhausted iterator).  Pure decisions the state cannot settle (``x is None`` on an
+unknown ``x``) are events too: both programs must ask the same question.
+
+Anything this module does not model stops the check (:class:`Unsupported`), because a wrong
+"equivalent" is worse than none.
+"""
+import dis
+import sys
+import types
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from pellucid.bytecode.instruction import Instr
+from pellucid.bytecode.normalize import normalize
+from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value, is_bool,
+                                   is_singleton, maybe_unbound)
+
+PY = sys.version_info[:2]
+NEW_EXC = PY >= (3, 11)  # 3.11+: one exception value and PUSH_EXC_INFO; before: six values
+
+EXCINFO_ARG: Term = ("arg", "<caller exc_info>")
+CONST_PREFIX = "__pellucid_const_"
+
+
+class Unsupported(Exception):
+    """Something the checker does not model: the verdict becomes "not verified"."""
+
+
+class MState:
+    """One program's machine state: position, value stack, variables, handled exception."""
+
+    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "truths")
+
+    def __init__(self) -> None:
+        self.pc = 0
+        self.stack: List[Term] = []
+        self.vars: Dict[str, Term] = {}  # name -> term; absent means unbound
+        self.excinfo: Term = EXCINFO_ARG  # what sys.exc_info() would report
+        # <=3.10: EXCEPT_HANDLER blocks (stack level, exc_info they saved)
+        self.ehstack: List[Tuple[int, Term]] = []
+        self.nalloc = 0  # lists/functions built since the last effect (their identity terms)
+        self.unwinding: Optional[Term] = None  # exception leaving the function
+        # value -> the exact bool its truth test gave (``x or y`` keeps x itself on the stack)
+        self.truths: Dict[Term, Term] = {}
+
+    def copy(self) -> "MState":
+        s = MState.__new__(MState)
+        s.pc = self.pc
+        s.stack = list(self.stack)
+        s.vars = dict(self.vars)
+        s.excinfo = self.excinfo
+        s.ehstack = list(self.ehstack)
+        s.nalloc = self.nalloc
+        s.unwinding = self.unwinding
+        s.truths = dict(self.truths)
+        return s
+
+    def shape(self) -> Tuple[Any, ...]:
+        return (tuple(self.stack), tuple(sorted(self.vars.items())), self.excinfo,
+                tuple(self.ehstack), self.nalloc, self.unwinding)
+
+
+Cont = Callable[[MState, Tuple[Term, ...]], None]
+
+
+class Event:
+    """An observable step.  ``kind``: "effect" (may run user code / raise), "decide" (a pure
+    question), "return", "unwind" (exception leaves the function)."""
+
+    __slots__ = ("kind", "key", "ins", "nres", "ok", "exhausted", "can_raise", "observe",
+                 "bool_result")
+
+    def __init__(self, kind: str, key: Tuple[Any, ...], ins: Optional[Instr], nres: int = 0,
+                 ok: Optional[Cont] = None, exhausted: Optional[Cont] = None, can_raise: bool = True,
+                 observe: bool = True, bool_result: bool = False) -> None:
+        self.kind = kind
+        self.key = key
+        self.ins = ins
+        self.nres = nres
+        self.ok = ok
+        self.exhausted = exhausted
+        self.can_raise = can_raise
+        self.observe = observe  # compare the observable variables at this point
+        self.bool_result = bool_result
+
+
+class Side:
+    """One program: its code object, neutral instructions and the names it can observe."""
+
+    def __init__(self, code: types.CodeType, code_keys: Dict[int, Term],
+                 bindings: Optional[Dict[str, Any]] = None) -> None:
+        self.code = code
+        self.bindings = bindings or {}
+        self.instrs = normalize(code)
+        self.code_keys = code_keys
+        self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
+        raw = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        self.gen_start = bool(raw) and raw[0].opname == "GEN_START"
+
+    def initial(self) -> MState:
+        st = MState()
+        code = self.code
+        flags = code.co_flags
+        nargs = (code.co_argcount + code.co_kwonlyargcount + bool(flags & 0x04) + bool(flags & 0x08))
+        for name in code.co_varnames[:nargs]:
+            st.vars[name] = ("arg", name)
+        for name in code.co_freevars:
+            st.vars[name] = ("cellv", name, -1)
+        if self.gen_start:
+            st.stack.append(("genstart",))
+        return st
+
+    def where(self, ins: Optional[Instr]) -> str:
+        if ins is None:
+            return "%s: end of code" % self.code.co_name
+        line = "" if ins.lineno is None else ", line %d" % ins.lineno
+        return "offset %d%s (%s)" % (ins.offset, line, ins.op)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _pop(st: MState, n: int) -> List[Term]:
+    if n == 0:
+        return []
+    if len(st.stack) < n:
+        raise Unsupported("stack underflow")
+    out = st.stack[-n:]
+    del st.stack[-n:]
+    return out
+
+
+def _advance(st: MState) -> None:
+    st.pc += 1
+
+
+def _pred(term: Term) -> Tuple[Term, bool]:
+    """Strip ``not``: ``(base predicate, polarity)``."""
+    pol = True
+    while term[0] == "not":
+        term = term[1]
+        pol = not pol
+    return term, pol
+
+
+def _is_term(a: Term, b: Term) -> Term:
+    x, y = sorted((a, b), key=repr)
+    return ("is", x, y)
+
+
+def truth(term: Term, facts: Dict[Term, bool]) -> Optional[bool]:
+    """Truth value of a known-bool or constant term, if the facts settle it."""
+    base, pol = _pred(term)
+    val: Optional[bool] = None
+    if base[0] == "const" or base[0] == "tuple":
+        ok, v = const_value(base)
+        if ok:
+            val = bool(v)
+        elif base[0] == "tuple":
+            val = bool(base[1])
+        elif base[1] in ("Ellipsis", "NotImplemented", "code"):
+            val = True
+    elif base[0] == "is":
+        a, b = base[1], base[2]
+        if a == b and a[0] not in ("v",):
+            val = True
+        elif is_singleton(a) and (b[0] in ("const", "tuple", "list")) and a != b:
+            val = False
+        elif is_singleton(b) and (a[0] in ("const", "tuple", "list")) and a != b:
+            val = False
+    if val is None:
+        val = facts.get(base)
+    if val is None:
+        return None
+    return val if pol else not val
+
+
+def _decide(base: Term, ins: Instr) -> Event:
+    return Event("decide", ("decide", base), ins, can_raise=False, observe=False)
+
+
+# --------------------------------------------------------------------------- the interpreter
+
+MAX_PURE_STEPS = 20000
+
+
+def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: List[int]) -> Event:
+    """Execute pure instructions from ``st.pc`` and return the next event (``st`` is updated up to
+    the event's instruction, which is left unexecuted: an event can be produced again)."""
+    instrs = side.instrs
+    steps = 0
+    while True:
+        if st.unwinding is not None:
+            return Event("unwind", ("unwind", st.unwinding), None, can_raise=False)
+        if not 0 <= st.pc < len(instrs):
+            raise Unsupported("execution falls off the end of %s" % side.code.co_name)
+        steps += 1
+        counter[0] += 1
+        if steps > MAX_PURE_STEPS:
+            raise Unsupported("no observable event within %d steps (endless pure loop?)" % steps)
+        ins = instrs[st.pc]
+        ev = _step(side, st, ins, facts, epoch)
+        if ev is not None:
+            return ev
+
+
+def go_handler(side: Side, st: MState, ins: Optional[Instr], exc: Term) -> None:
+    """Transfer to the handler covering ``ins`` with exception ``exc`` (or start unwinding)."""
+    h = ins.handler if ins is not None else None
+    if h is None:
+        st.unwinding = exc
+        st.stack = []
+        return
+    if NEW_EXC:
+        if len(st.stack) < h.depth:
+            raise Unsupported("handler depth %d above stack height %d" % (h.depth, len(st.stack)))
+        del st.stack[h.depth:]
+        if h.lasti:
+            st.stack.append(LASTI)
+        st.stack.append(exc)
+    else:
+        # Leaving an ``except`` body restores the exception state it saved (EXCEPT_HANDLER block).
+        while st.ehstack and st.ehstack[-1][0] >= h.depth:
+            st.excinfo = st.ehstack.pop()[1]
+        if len(st.stack) < h.depth:
+            raise Unsupported("handler depth %d above stack height %d" % (h.depth, len(st.stack)))
+        del st.stack[h.depth:]
+        prev = st.excinfo
+        st.ehstack.append((h.depth, prev))
+        st.stack.extend([("tbof", prev), prev, ("typeof", prev), ("tbof", exc), exc, ("typeof", exc)])
+        st.excinfo = exc
+    st.pc = h.target
+
+
+BUILTINS_MODULE: Term = ("module", "builtins")
+
+
+def _known_match(exc: Term, cls: Term, facts: Dict[Term, bool]) -> Optional[bool]:
+    """``except cls`` on ``exc`` when it needs no user code: catching ``BaseException`` always
+    matches, and whether an iterator's exception is ``StopIteration`` is known."""
+    exc = _exc_of(exc)
+    if cls == ("builtin", "BaseException") and exc[0] in ("e", "stop"):
+        return True
+    if cls == ("builtin", "StopIteration"):
+        if exc[0] == "stop":
+            return True
+        return facts.get(("excis", exc, "StopIteration"))
+    return None
+
+
+def _exc_of(term: Term) -> Term:
+    return term[1] if term[0] == "typeof" else term
+
+
+def _effect(st: MState, ins: Instr, key: Tuple[Any, ...], npop: int, nres: int,
+            push: Optional[Callable[[MState, Tuple[Term, ...]], None]] = None,
+            bool_result: bool = False) -> Event:
+    """An effect consuming ``npop`` stack values and pushing its ``nres`` results."""
+
+    def ok(s: MState, res: Tuple[Term, ...]) -> None:
+        _pop(s, npop)
+        if push is not None:
+            push(s, res)
+        else:
+            s.stack.extend(res)
+        _advance(s)
+
+    return Event("effect", key, ins, nres, ok, bool_result=bool_result)
+
+
+def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
+    return Event("effect", key, ins, 0, None)
+
+
+def _load_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
+    v = st.vars.get(name, UNBOUND)
+    if v == UNBOUND:
+        return _raise_only(ins, ("unbound " + kind, name))
+    if maybe_unbound(v):
+        known = facts.get(("bound", v))
+        if known is None:
+            return _decide(("bound", v), ins)
+        if not known:
+            return _raise_only(ins, ("unbound " + kind, name))
+    st.stack.append(v)
+    _advance(st)
+    return None
+
+
+def _delete_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
+    v = st.vars.get(name, UNBOUND)
+    if v == UNBOUND:
+        return _raise_only(ins, ("unbound " + kind, name))
+    if maybe_unbound(v):
+        known = facts.get(("bound", v))
+        if known is None:
+            return _decide(("bound", v), ins)
+        if not known:
+            return _raise_only(ins, ("unbound " + kind, name))
+    del st.vars[name]
+    _advance(st)
+    return None
+
+
+def _alloc(st: MState, epoch: int) -> int:
+    k = st.nalloc
+    st.nalloc += 1
+    return k
+
+
+def _branch(st: MState, ins: Instr, cond: Term, jump_if: bool, pop_on_jump: bool,
+            facts: Dict[Term, bool], epoch: int) -> Optional[Event]:
+    """Conditional jump on ``cond`` (TOS): fold, decide, or test its truth (an effect)."""
+    tested = st.truths.get(cond)
+    if is_bool(cond) or cond[0] in ("const", "tuple") or tested is not None:
+        val = truth(tested if tested is not None else cond, facts)
+        if val is None:
+            if cond[0] in ("const",):
+                raise Unsupported("truth value of constant %r" % (cond,))
+            return _decide(_pred(tested if tested is not None else cond)[0], ins)
+        taken = (val == jump_if)
+        st.stack.pop()
+        if taken:
+            if not pop_on_jump:
+                st.stack.append(cond)
+            st.pc = ins.target
+        else:
+            _advance(st)
+        return None
+
+    # bool(x) runs x.__bool__/__len__: an effect whose exact-bool result replaces x on the
+    # stack; the jump itself is then decided on that result.
+    def ok(s: MState, res: Tuple[Term, ...]) -> None:
+        # ``x or y`` keeps x itself (not its bool) when it jumps.
+        if pop_on_jump:
+            s.stack[-1] = res[0]
+        else:
+            s.truths[cond] = res[0]
+    ev = Event("effect", ("bool", cond), ins, 1, ok, bool_result=True)
+    return ev
+
+
+_NEUTRAL_JUMPS = {"POP_JUMP_IF_FALSE": (False, True), "POP_JUMP_IF_TRUE": (True, True),
+                  "JUMP_IF_FALSE_OR_POP": (False, False), "JUMP_IF_TRUE_OR_POP": (True, False)}
+
+_FOLD_COMPARE = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
+    op = ins.op
+    arg = ins.arg
+    stack = st.stack
+
+    # ---- pure stack and variable operations
+    if op == "LOAD_CONST":
+        stack.append(const_term(arg, side.code_keys))
+    elif op == "LOAD_FAST":
+        return _load_var(st, ins, arg, facts, "local")
+    elif op == "LOAD_FAST_AND_CLEAR":
+        stack.append(st.vars.pop(arg, NULL))
+    elif op in ("STORE_FAST", "STORE_DEREF"):
+        v = _pop(st, 1)[0]
+        if v == NULL:
+            st.vars.pop(arg, None)
+        else:
+            st.vars[arg] = v
+    elif op == "DELETE_FAST":
+        return _delete_var(st, ins, arg, facts, "local")
+    elif op == "LOAD_DEREF":
+        return _load_var(st, ins, arg, facts, "free")
+    elif op == "DELETE_DEREF":
+        return _delete_var(st, ins, arg, facts, "free")
+    elif op == "LOAD_CLOSURE":
+        stack.append(("cellref", arg))
+    elif op == "POP_TOP":
+        _pop(st, 1)
+    elif op == "PUSH_NULL":
+        stack.append(NULL)
+    elif op == "COPY":
+        if len(stack) < arg:
+            raise Unsupported("stack underflow")
+        stack.append(stack[-arg])
+    elif op == "SWAP":
+        if len(stack) < arg:
+            raise Unsupported("stack underflow")
+        stack[-1], stack[-arg] = stack[-arg], stack[-1]
+    elif op == "ROT":
+        if len(stack) < arg:
+            raise Unsupported("stack underflow")
+        stack.insert(len(stack) - arg, stack.pop())
+    elif op == "JUMP":
+        st.pc = ins.target
+        return None
+    elif op == "BUILD_TUPLE":
+        stack.append(("tuple", tuple(_pop(st, arg))))
+    elif op == "BUILD_LIST":
+        items = tuple(_pop(st, arg))
+        stack.append(("list", epoch, _alloc(st, epoch), items))
+    elif op == "BUILD_SLICE":
+        stack.append(("slice",) + tuple(_pop(st, arg)))
+    elif op == "BUILD_STRING":
+        items = _pop(st, arg)
+        stack.append(("str", tuple(items)))
+    elif op == "LOAD_ASSERTION_ERROR":
+        stack.append(("builtin", "AssertionError"))
+    elif op == "STOPITERATION_ERROR":
+        stack.append(("stopiter_error", _pop(st, 1)[0]))
+    elif op == "ASYNC_GEN_WRAP":
+        stack.append(("agwrap", _pop(st, 1)[0]))
+    elif op == "UNPACK_SEQUENCE" and stack and stack[-1][0] == "tuple" and len(stack[-1][1]) == arg:
+        items = stack.pop()[1]
+        stack.extend(reversed(items))
+    elif op == "MAKE_FUNCTION":
+        return _make_function(st, ins, epoch)
+    elif op == "SET_FUNCTION_ATTRIBUTE":
+        fn, attr = _pop(st, 2)[::-1]
+        stack.append(fn + (("attr", arg, attr),))
+    elif op == "IMPORT_NAME" and arg == "builtins" and stack[-2:] == [const_term(0), const_term(None)]:
+        # The fallback's ``import builtins as __pellucid_builtins``: the module is always loaded,
+        # so this runs no user code (unless ``builtins.__import__`` itself was replaced).
+        _pop(st, 2)
+        stack.append(BUILTINS_MODULE)
+    elif op == "LOAD_ATTR" and stack and stack[-1] == BUILTINS_MODULE:
+        stack[-1] = ("builtin", arg)
+    elif op in ("CHECK_EXC_MATCH", "EXC_MATCH2") and len(stack) >= 2 and _known_match(stack[-2], stack[-1], facts) is not None:
+        val = _known_match(stack[-2], stack[-1], facts)
+        _pop(st, 1 if op == "CHECK_EXC_MATCH" else 2)
+        stack.append(("const", "bool", val))
+    elif op == "LOAD_GLOBAL" and arg.startswith(CONST_PREFIX) and arg in side.bindings:
+        # recompile binds constants without a literal form under reserved global names.
+        stack.append(const_term(side.bindings[arg], side.code_keys))
+    elif op == "LOAD_GLOBAL":
+        term = ("g", arg, epoch)
+        known = facts.get(("bound", term))
+        if known is None:
+            return _decide(("bound", term), ins)
+        if not known:
+            return _raise_only(ins, ("unbound global", arg))
+        stack.append(term)
+
+    # ---- exception state
+    elif op == "PUSH_EXC_INFO":
+        exc = _pop(st, 1)[0]
+        stack.append(st.excinfo)
+        stack.append(exc)
+        st.excinfo = exc
+    elif op == "POP_EXCEPT":
+        if NEW_EXC:
+            st.excinfo = _pop(st, 1)[0]
+        else:
+            if not st.ehstack:
+                raise Unsupported("POP_EXCEPT outside a handler")
+            # Pops the saved triple off the top (a return value may sit below it: ROT_FOUR).
+            st.ehstack.pop()
+            triple = _pop(st, 3)
+            st.excinfo = triple[1]
+    elif op == "RERAISE":
+        if NEW_EXC:
+            exc = _pop(st, 1)[0]
+        else:
+            exc = _exc_of(_pop(st, 3)[1])
+        go_handler(side, st, ins, exc)
+        return None
+    elif op == "RAISE_VARARGS":
+        if arg == 0:
+            if st.excinfo[0] == "e":
+                go_handler(side, st, ins, st.excinfo)
+                return None
+            return _raise_only(ins, ("raise", st.excinfo))
+        return _raise_only(ins, ("raise",) + tuple(stack[-arg:]))
+
+    # ---- control flow
+    elif op in _NEUTRAL_JUMPS:
+        jump_if, pop_on_jump = _NEUTRAL_JUMPS[op]
+        if not stack:
+            raise Unsupported("stack underflow")
+        return _branch(st, ins, stack[-1], jump_if, pop_on_jump, facts, epoch)
+    elif op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+        if not stack:
+            raise Unsupported("stack underflow")
+        # (The stack is left as it is: an instruction that yields an event must be re-runnable.)
+        cond = _is_term(stack[-1], const_term(None))
+        return _branch(st, ins, cond, op == "POP_JUMP_IF_NONE", True, facts, epoch)
+    elif op == "RETURN_VALUE":
+        # The frame ends: its variables are no longer observable.
+        return Event("return", ("return", stack[-1] if stack else None), ins, can_raise=False,
+                     observe=False)
+    elif op == "FOR_ITER":
+        def exhausted(s: MState, res: Tuple[Term, ...], target: Optional[int] = ins.target) -> None:
+            _pop(s, 1)
+            s.pc = target  # type: ignore[assignment]
+        if not stack:
+            raise Unsupported("stack underflow")
+        ev = _effect(st, ins, ("next", stack[-1]), 0, 1)
+        ev.exhausted = exhausted
+        return ev
+    elif op == "UNARY" and arg == "not":
+        v = stack[-1]
+        if is_bool(v) or v[0] == "tuple":
+            t = truth(v, facts)
+            stack[-1] = ("const", "bool", not t) if t is not None else ("not", v)
+        else:
+            def negate(s: MState, res: Tuple[Term, ...]) -> None:
+                s.stack[-1] = ("not", res[0])
+                _advance(s)
+            return Event("effect", ("bool", v), ins, 1, negate, bool_result=True)
+    elif op == "TO_BOOL":
+        v = stack[-1]
+        if not is_bool(v):
+            def to_bool(s: MState, res: Tuple[Term, ...]) -> None:
+                s.stack[-1] = res[0]
+                _advance(s)
+            return Event("effect", ("bool", v), ins, 1, to_bool, bool_result=True)
+    elif op == "COMPARE" and arg in ("is", "is not"):
+        b, a = stack.pop(), stack.pop()
+        t = _is_term(a, b)
+        stack.append(t if arg == "is" else ("not", t))
+    elif op == "COMPARE" and arg in _FOLD_COMPARE and _foldable(stack[-2:]):
+        b, a = stack.pop(), stack.pop()
+        stack.append(("const", "bool", bool(_FOLD_COMPARE[arg](const_value(a)[1], const_value(b)[1]))))
+    elif op in ("NOP", "END_SEND"):
+        pass
+    else:
+        return _effect_op(side, st, ins, epoch, facts)
+    _advance(st)
+    return None
+
+
+_FOLD_TYPES = ("int", "str", "None", "bool")
+
+
+def _foldable(pair: Sequence[Term]) -> bool:
+    return len(pair) == 2 and all(t[0] == "const" and t[1] in _FOLD_TYPES for t in pair) \
+        and pair[0][1] == pair[1][1]
+
+
+def _make_function(st: MState, ins: Instr, epoch: int) -> Optional[Event]:
+    flags = ins.arg or 0
+    if PY < (3, 11):
+        qual, code = _pop(st, 2)[::-1]
+    else:
+        code = _pop(st, 1)[0]
+        qual = None
+    parts: List[Any] = []
+    for bit, what in ((8, "closure"), (4, "annotations"), (2, "kwdefaults"), (1, "defaults")):
+        if flags & bit:
+            parts.append((what, _pop(st, 1)[0]))
+    st.stack.append(("func", code, qual, tuple(parts), epoch, _alloc(st, epoch)))
+    _advance(st)
+    return None
+
+
+def _call_parts(stack_items: List[Term], null_slot: bool) -> Tuple[Term, List[Term]]:
+    if not null_slot:
+        return stack_items[0], list(stack_items[1:])
+    a, b = stack_items[0], stack_items[1]
+    if any(t[0] == "v" and t[1] < 0 for t in (a, b)):  # generalised from a NULL slot
+        raise Unsupported("a call slot may hold NULL")
+    rest = list(stack_items[2:])
+    if a == NULL:
+        return b, rest
+    if b == NULL:
+        return a, rest
+    return a, [b] + rest
+
+
+def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
+               facts: Dict[Term, bool]) -> Optional[Event]:  # noqa: C901
+    """Instructions that may run user code or raise: each one is an effect."""
+    op, arg, stack = ins.op, ins.arg, st.stack
+
+    def need(n: int) -> List[Term]:
+        if len(stack) < n:
+            raise Unsupported("stack underflow at %s" % op)
+        return stack[len(stack) - n:] if n else []
+
+    if op == "CALL":
+        argc, kwnames, null_slot = arg
+        extra = 1 if kwnames is None else 0
+        n = argc + (2 if null_slot else 1) + extra
+        items = need(n)
+        names = kwnames
+        if kwnames is None:
+            ok, names = const_value(items[-1])
+            if not ok:
+                raise Unsupported("keyword names are not a constant tuple")
+            items = items[:-1]
+        fn, args = _call_parts(items, null_slot)
+        if fn[0] == "builtin" and not names:
+            ev = _builtin_call(st, ins, fn[1], args, n)
+            if ev is not False:
+                return ev  # type: ignore[return-value]
+        return _effect(st, ins, ("call", fn, tuple(args), tuple(names or ())), n, 1)
+    if op == "CALL_EX":
+        has_kw, null_slot = arg
+        n = 1 + has_kw + (2 if null_slot else 1)
+        items = need(n)
+        kw = items[-1] if has_kw else None
+        posargs = items[-1 - has_kw]
+        fn, extra = _call_parts(items[:-1 - has_kw], null_slot)
+        if extra:
+            raise Unsupported("unexpected CALL_FUNCTION_EX layout")
+        return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
+    simple = {
+        # op: (pops, results, key builder)
+        "LOAD_ATTR": (1, 1, lambda v: ("getattr", v[0], arg)),
+        "STORE_ATTR": (2, 0, lambda v: ("setattr", v[1], arg, v[0])),
+        "DELETE_ATTR": (1, 0, lambda v: ("delattr", v[0], arg)),
+        "BINARY": (2, 1, lambda v: ("binary", arg, v[0], v[1])),
+        "INPLACE": (2, 1, lambda v: ("inplace", arg, v[0], v[1])),
+        "UNARY": (1, 1, lambda v: ("unary", arg, v[0])),
+        "COMPARE": (2, 1, lambda v: ("compare", arg, v[0], v[1])),
+        "SUBSCR": (2, 1, lambda v: ("getitem", v[0], v[1])),
+        "STORE_SUBSCR": (3, 0, lambda v: ("setitem", v[1], v[2], v[0])),
+        "DELETE_SUBSCR": (2, 0, lambda v: ("delitem", v[0], v[1])),
+        "GET_ITER": (1, 1, lambda v: ("iter", v[0])),
+        "GET_YIELD_FROM_ITER": (1, 1, lambda v: ("yield_from_iter", v[0])),
+        "GET_AWAITABLE": (1, 1, lambda v: ("awaitable", v[0], arg)),
+        "GET_AITER": (1, 1, lambda v: ("aiter", v[0])),
+        "BEFORE_WITH": (1, 2, lambda v: ("with_enter", v[0])),
+        "BEFORE_ASYNC_WITH": (1, 2, lambda v: ("async_with_enter", v[0])),
+        "IMPORT_NAME": (2, 1, lambda v: ("import", arg, v[0], v[1])),
+        "IMPORT_STAR": (1, 0, lambda v: ("import_star", v[0])),
+        "STORE_GLOBAL": (1, 0, lambda v: ("store_global", arg, v[0])),
+        "DELETE_GLOBAL": (0, 0, lambda v: ("delete_global", arg)),
+        "LOAD_NAME": (0, 1, lambda v: ("load_name", arg)),
+        # 3.13 class bodies record their first line: a line number, which must not matter.
+        "STORE_NAME": (1, 0, lambda v: ("store_name", arg, "<line>" if arg == "__firstlineno__"
+                                        else v[0])),
+        "DELETE_NAME": (0, 0, lambda v: ("delete_name", arg)),
+        "LOAD_CLASSDEREF": (0, 1, lambda v: ("load_classderef", arg)),
+        "LOAD_FROM_DICT_OR_DEREF": (1, 1, lambda v: ("load_dict_or_deref", arg, v[0])),
+        "LOAD_FROM_DICT_OR_GLOBALS": (1, 1, lambda v: ("load_dict_or_globals", arg, v[0])),
+        "LOAD_LOCALS": (0, 1, lambda v: ("load_locals",)),
+        "LOAD_BUILD_CLASS": (0, 1, lambda v: ("load_build_class",)),
+        "SETUP_ANNOTATIONS": (0, 0, lambda v: ("setup_annotations",)),
+        "PRINT_EXPR": (1, 0, lambda v: ("print_expr", v[0])),
+        "LIST_TO_TUPLE": (1, 1, lambda v: ("list_to_tuple", v[0])),
+        "BUILD_SET": (arg if isinstance(arg, int) else 0, 1, lambda v: ("build_set", tuple(v))),
+        "BUILD_MAP": (2 * arg if isinstance(arg, int) else 0, 1, lambda v: ("build_map", tuple(v))),
+        "BUILD_CONST_KEY_MAP": ((arg + 1) if isinstance(arg, int) else 0, 1,
+                                lambda v: ("build_const_key_map", tuple(v))),
+        "UNPACK_SEQUENCE": (1, arg if isinstance(arg, int) else 0, lambda v: ("unpack", v[0], arg)),
+        "UNPACK_EX": (1, (arg[0] + 1 + arg[1]) if op == "UNPACK_EX" else 0,
+                      lambda v: ("unpack_ex", v[0], arg)),
+        "CONVERT": (1, 1, lambda v: ("convert", arg, v[0])),
+        "LOAD_SUPER_ATTR": (3, 1, lambda v: ("super_attr", arg, v[0], v[1], v[2])),
+        "MATCH_CLASS": (3, 1, lambda v: ("match_class", arg, v[0], v[1], v[2])),
+        "PREP_RERAISE_STAR": (2, 1, lambda v: ("prep_reraise_star", v[0], v[1])),
+        "CHECK_EG_MATCH": (2, 2, lambda v: ("check_eg_match", v[0], v[1])),
+    }
+    for name in ("BUILD_TUPLE_UNPACK", "BUILD_LIST_UNPACK", "BUILD_SET_UNPACK", "BUILD_MAP_UNPACK",
+                 "BUILD_MAP_UNPACK_WITH_CALL", "BUILD_TUPLE_UNPACK_WITH_CALL"):
+        simple[name] = (arg if isinstance(arg, int) else 0, 1,
+                        lambda v, name=name: (name.lower(), tuple(v)))
+    if PY == (3, 10):
+        # 3.10's match instructions also push a success flag.
+        def with_flag(s: MState, res: Tuple[Term, ...]) -> None:
+            s.stack.append(res[0])
+            s.stack.append(("b", res[0][1]))
+        if op == "MATCH_CLASS":
+            vals = need(3)
+            return _effect(st, ins, ("match_class", arg) + tuple(vals), 3, 1, with_flag)
+        if op == "MATCH_KEYS":
+            vals = need(2)
+            return _effect(st, ins, ("match_keys", vals[0], vals[1]), 0, 1, with_flag)
+    if op in simple:
+        npop, nres, build = simple[op]
+        vals = need(npop)
+        key = build(vals)
+        if op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
+            # Results are pushed so that the first item ends on top.
+            return _effect(st, ins, key, npop, nres, lambda s, r: s.stack.extend(reversed(r)))
+        return _effect(st, ins, key, npop, nres)
+    if op == "FORMAT":
+        conv, has_spec = arg
+        vals = need(1 + has_spec)
+        if not has_spec and conv == -1 and vals[0][0] == "const" and vals[0][1] == "str":
+            stack.pop()
+            stack.append(vals[0])
+            _advance(st)
+            return None
+        return _effect(st, ins, ("format", conv) + tuple(vals), 1 + has_spec, 1)
+    if op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"):
+        vals = need(arg + 1)
+        return _effect(st, ins, (op.lower(), vals[0], vals[-1]), 1, 0)
+    if op == "MAP_ADD":
+        vals = need(arg + 2)
+        return _effect(st, ins, ("map_add", vals[0], vals[-2], vals[-1]), 2, 0)
+    if op == "IMPORT_FROM":
+        vals = need(1)
+        return _effect(st, ins, ("import_from", vals[0], arg), 0, 1)
+    if op == "GET_ANEXT":
+        vals = need(1)
+        return _effect(st, ins, ("anext", vals[0]), 0, 1)
+    if op == "GET_LEN":
+        vals = need(1)
+        return _effect(st, ins, ("len", vals[0]), 0, 1)
+    if op in ("MATCH_MAPPING", "MATCH_SEQUENCE"):
+        vals = need(1)
+        return _effect(st, ins, (op.lower(), vals[0]), 0, 1, bool_result=True)
+    if op == "MATCH_KEYS":
+        vals = need(2)
+        return _effect(st, ins, ("match_keys", vals[0], vals[1]), 0, 1)
+    if op == "COPY_DICT_WITHOUT_KEYS":
+        vals = need(2)
+        return _effect(st, ins, ("copy_dict_without_keys", vals[0], vals[1]), 1, 1)
+    if op == "EXC_MATCH2":
+        vals = need(2)
+        return _effect(st, ins, ("exc_match", _exc_of(vals[0]), vals[1]), 2, 1, bool_result=True)
+    if op == "CHECK_EXC_MATCH":
+        vals = need(2)
+        return _effect(st, ins, ("exc_match", _exc_of(vals[0]), vals[1]), 1, 1, bool_result=True)
+    if op == "WITH_EXCEPT_START":
+        if NEW_EXC:
+            vals = need(4)
+            exit_fn, exc = vals[0], vals[-1]
+        else:
+            vals = need(7)
+            exit_fn, exc = vals[0], _exc_of(vals[-2])
+        return _effect(st, ins, ("with_exit", exit_fn, exc), 0, 1)
+    if op in ("YIELD_VALUE",):
+        vals = need(1)
+        return _effect(st, ins, ("yield", vals[0]), 1, 1)
+    if op == "YIELD_FROM":
+        vals = need(2)
+        return _effect(st, ins, ("yield_from", vals[0], vals[1]), 2, 1)
+    if op == "END_ASYNC_FOR":
+        return _exc_kind_decision(side, st, ins, "StopAsyncIteration", facts)
+    if op == "CLEANUP_THROW":
+        return _exc_kind_decision(side, st, ins, "StopIteration", facts)
+    raise Unsupported("instruction %s is not modelled" % op)
+
+
+def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -> Any:
+    """Calls of builtins the fallback translation uses for what an instruction does directly.
+
+    Returns an event, ``None`` (done, no event) or ``False`` (an ordinary call)."""
+    def pure(term: Term) -> None:
+        _pop(st, n)
+        st.stack.append(term)
+        _advance(st)
+
+    if name == "slice" and 1 <= len(args) <= 3:
+        parts = args if len(args) > 1 else [const_term(None)] + args
+        pure(("slice",) + tuple(parts))
+        return None
+    if len(args) == 1:
+        x = args[0]
+        if name == "bool":
+            if is_bool(x):
+                pure(x)
+                return None
+            return _effect(st, ins, ("bool", x), n, 1, bool_result=True)
+        if name == "iter":
+            return _effect(st, ins, ("iter", x), n, 1)
+        if name == "next":
+            return _effect(st, ins, ("next", x), n, 1)
+        if name == "type" and x[0] in ("e", "stop"):
+            pure(("typeof", x))
+            return None
+        if name == "tuple" and x[0] == "list":
+            return _effect(st, ins, ("list_to_tuple", x), n, 1)
+    if len(args) == 2:
+        if name == "isinstance" and args[0][0] in ("e", "stop"):
+            return _effect(st, ins, ("exc_match", args[0], args[1]), n, 1, bool_result=True)
+        if name == "issubclass" and args[0][0] == "typeof":
+            return _effect(st, ins, ("exc_match", args[0][1], args[1]), n, 1, bool_result=True)
+        if name == "format":
+            return _effect(st, ins, ("format", -1, args[0], args[1]), n, 1)
+    if name == "set" and not args:
+        return _effect(st, ins, ("build_set", ()), n, 1)
+    return False
+
+
+def _exc_kind_decision(side: Side, st: MState, ins: Instr, kind: str,
+                       facts: Dict[Term, bool]) -> Optional[Event]:
+    """END_ASYNC_FOR / CLEANUP_THROW: go on if the exception is ``kind``, else re-raise it.
+
+    Which kind an exception is cannot run user code: a pure decision."""
+    stack = st.stack
+    if ins.op == "END_ASYNC_FOR" and not NEW_EXC:
+        if len(stack) < 7:
+            raise Unsupported("stack underflow at END_ASYNC_FOR")
+        exc = _exc_of(stack[-2])
+    else:
+        if not stack:
+            raise Unsupported("stack underflow at %s" % ins.op)
+        exc = stack[-1]
+    if exc == NULL:
+        raise Unsupported("%s without an exception" % ins.op)
+    question = ("excis", exc, kind)
+    known = True if (exc[0] == "stop" and kind == "StopIteration") else facts.get(question)
+    if known is None:
+        return _decide(question, ins)
+    if not known:
+        if NEW_EXC:
+            stack.pop()
+        else:
+            _pop(st, 3)
+        go_handler(side, st, ins, exc)
+        return None
+    if ins.op == "CLEANUP_THROW":
+        _pop(st, 3)
+        stack.append(("stopvalue", exc))
+    elif NEW_EXC:
+        _pop(st, 2)
+    else:
+        if not st.ehstack:
+            raise Unsupported("END_ASYNC_FOR outside a handler")
+        level, saved = st.ehstack.pop()
+        del stack[level:]
+        st.excinfo = saved
+        _pop(st, 1)
+    _advance(st)
+    return None
