@@ -181,10 +181,24 @@ def test_version():
     assert f"Python {sys.version.split()[0]}" in result.stdout
 
 
-def test_future_commands_are_not_registered(capsys):
-    for command in ("dump", "report"):
-        assert cli.main([command]) == 2
-        assert_single_error_line(capsys.readouterr().err, "invalid choice", repr(command))
+def test_report_command_is_not_registered_yet(capsys):
+    assert cli.main(["report"]) == 2
+    assert_single_error_line(capsys.readouterr().err, "invalid choice", "'report'")
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["dump"], "the following arguments are required: -o/--output"),
+        (["dump", "-o", "d"], "no program given"),
+        (["dump", "-o", "d", "--"], "no program given"),
+        (["dump", "-o", "d", "--", "ls", "-l"], "must start with a Python interpreter"),
+        (["dump", "-o", "d", "--", "python"], "no script given after python"),
+    ],
+)
+def test_dump_usage_errors_are_one_line(capsys, argv, fragment):
+    assert cli.main(argv) == 2
+    assert_single_error_line(capsys.readouterr().err, fragment)
 
 
 @pytest.mark.parametrize(

@@ -209,8 +209,6 @@ def test_recompilation_and_dynamic_shapes(tmp_path):
         assert _same(full.grow(*args), out)
 
 
-@pytest.mark.xfail(strict=True, reason="Dynamo passes closure cells (LOAD_CLOSURE) as values; "
-                   "the decompiler has no expression for a cell yet")
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_training_step(tmp_path, backend):
     capture, dump, fn, outs, calls = _check_dump(tmp_path, training_step, backend, ["step"])
@@ -291,3 +289,30 @@ def test_spawned_ranks_share_a_dump_dir(tmp_path):
     assert index.count("## process") == 4
     for name in full:
         assert "[%s]" % name in index
+
+
+def test_dump_command_runs_a_script_unchanged(tmp_path):
+    import subprocess
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys, torch\n"
+        "def step(x):\n"
+        "    y = x.relu()\n"
+        "    print('args', sys.argv[1:])\n"
+        "    return y + 1\n"
+        "print(torch.compile(step, backend='eager')(torch.tensor([-1.0, 2.0])).tolist())\n"
+    )
+    dump = tmp_path / "dump"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(pellucid.__file__))
+    done = subprocess.run([sys.executable, "-m", "pellucid", "dump", "-o", str(dump), "--",
+                           sys.executable, str(script), "a", "b"], env=env, cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "args ['a', 'b']" in done.stdout and "[1.0, 3.0]" in done.stdout
+    summary = [line for line in done.stderr.splitlines() if line.startswith("pellucid:")]
+    assert len(summary) == 1 and "frames compiled" in summary[0] and str(dump) in summary[0], done.stderr
+    files = os.listdir(str(dump))
+    assert "full_code_for_step.py" in files and "index.md" in files

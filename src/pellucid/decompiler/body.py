@@ -13,6 +13,7 @@ from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.decompiler import markers as M
+from pellucid.decompiler import sharing
 from pellucid.decompiler.async_loops import AsyncLoopBuilder
 from pellucid.decompiler.except_star import ExceptStarBuilder
 from pellucid.decompiler.comprehensions import ComprehensionBuilder
@@ -75,9 +76,13 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.temp_count += 1
         return "__pellucid_t%d" % self.temp_count
 
-    def emit(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> None:
+    def emit(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> Dict[int, ast.expr]:
         """Append ``stmt``; first save stack values it could change (or that were computed
-        before its own operands) in temporaries, in the order they were computed."""
+        before its own operands) in temporaries, in the order they were computed.
+
+        Returns the stack values replaced by temporaries (id of the old value -> the name).
+        """
+        stmt = self.name_shared(out, stmt, stack)
         stored = _names_written(stmt)
         spill: List[int] = []
         for k, v in enumerate(stack):
@@ -86,16 +91,24 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             if _never_changes(v) or (isinstance(v, ast.Name) and v.id not in stored):
                 continue
             spill.append(k)
+        if spill and isinstance(stmt, ast.Delete) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            # ``del name`` only changes what reads the name: save the values that do, and those
+            # computed before them (to keep their order); the rest wait for their use.
+            reading = [k for k in spill if any(isinstance(n, ast.Name) and n.id in stored
+                                               for n in ast.walk(stack[k]))]
+            last = max((getattr(stack[k], "_seq", 0) for k in reading), default=-1)
+            spill = [k for k in spill if getattr(stack[k], "_seq", 0) <= last or k in reading]
         if not spill:
             out.append(stmt)
-            return
+            return {}
         own = _own_value(stmt)
         own_seq = _first_seq(own) if own is not None else None
         later = own_seq is not None and any(getattr(stack[k], "_seq", 0) > own_seq for k in spill)
+        reuse = _temp_target(stmt)
         if later:
             if own is None:
                 raise StructureError("statement would run after a value computed later")
-            tmp = self.new_temp()
+            tmp = reuse if reuse is not None else ("" if isinstance(stmt, ast.Expr) else self.new_temp())
             pending_own = (own_seq, tmp, own)
         else:
             pending_own = None
@@ -106,15 +119,92 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         for i in order:
             v = by_id[i]
             if pending_own is not None and getattr(v, "_seq", 0) > pending_own[0]:
-                out.append(ast.Assign([ast.Name(pending_own[1], ast.Store())], pending_own[2]))
-                _set_own_value(stmt, name_load(pending_own[1]))
+                if isinstance(stmt, ast.Expr):
+                    out.append(ast.Expr(pending_own[2]))  # evaluated for its effect only
+                else:
+                    out.append(ast.Assign([ast.Name(pending_own[1], ast.Store())], pending_own[2]))
+                    _set_own_value(stmt, name_load(pending_own[1]))
                 pending_own = None
             tmp_v = self.new_temp()
             out.append(ast.Assign([ast.Name(tmp_v, ast.Store())], self.value(v)))
             replaced[i] = name_load(tmp_v)
+        if not (later and (reuse is not None or isinstance(stmt, ast.Expr))):
+            out.append(stmt)  # (else the statement is already out, just before the later values)
         for k in spill:
             stack[k] = replaced[id(stack[k])]
-        out.append(stmt)
+        return replaced
+
+    def name_shared(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> ast.stmt:
+        """Give a temporary to each COPY'd value ``stmt`` evaluates that is used again (later
+        in ``stmt`` or by a value still on the stack), so it is evaluated once: a statement of
+        its own when ``stmt`` evaluates it first, else a walrus where ``stmt`` evaluates it.
+        Returns ``stmt`` with the other uses renamed; ``stack`` is updated in place."""
+        while True:
+            found = sharing.first_shared(stmt, stack)
+            if found is None:
+                return stmt
+            node, conditional, first = found
+            if conditional:
+                raise StructureError("a duplicated value is first used conditionally")
+            tmp = self.new_temp()
+            name = name_load(tmp)
+            memo: Dict[int, Any] = {}
+            if first:
+                stmt = sharing.replace_nodes(stmt, {id(node): name}, memo)
+                sharing.replace_in_stack(stack, {id(node): name}, memo)
+                self.emit(out, ast.Assign([ast.Name(tmp, ast.Store())], node), stack)
+            else:
+                walrus = ast.NamedExpr(ast.Name(tmp, ast.Store()), node)
+                stmt = sharing.replace_first(stmt, node, walrus)
+                memo[id(walrus)] = walrus  # the walrus keeps the value; every other use is the name
+                stmt = sharing.replace_nodes(stmt, {id(node): name}, memo)
+                sharing.replace_in_stack(stack, {id(node): name}, memo)
+
+    def has_live_values(self, stack: List[Any]) -> bool:
+        """Whether the stack (above the floor) holds values whose evaluation has an order to keep."""
+        return any(not _never_changes(v) and not isinstance(v, ast.Name) for v in stack[self.floor:])
+
+    def spill_live(self, out: List[ast.stmt], stack: List[Any], cond: ast.expr) -> ast.expr:
+        """Save the stack's values in temporaries (in the order they were computed) before a
+        branch on ``cond``; ``cond`` too when it was computed before one of them."""
+        live = [k for k in range(self.floor, len(stack))
+                if not _never_changes(stack[k]) and not isinstance(stack[k], ast.Name)]
+        if not live:
+            return cond
+        work = list(stack)
+        latest = max(getattr(work[k], "_seq", 0) for k in live)
+        cond_seq = _first_seq(cond)
+        with_cond = cond_seq is not None and cond_seq < latest and not sharing.trivial(cond)
+        if with_cond:
+            work.append(cond)
+            live.append(len(work) - 1)
+        k0 = min(live, key=lambda k: getattr(work[k], "_seq", 0))
+        # Saving the earliest value runs emit's own ordering: every value still on the stack that
+        # was computed after it is saved too, in order.
+        self.spill_slot(out, work, k0)
+        if with_cond:
+            cond = work.pop()
+        stack[:] = work
+        return cond
+
+    def save_state(self) -> Any:
+        return (self.temp_count, dict(self.pending), set(self.globals_), set(self.nonlocals))
+
+    def restore_state(self, saved: Any) -> None:
+        self.temp_count, self.pending, self.globals_, self.nonlocals = saved
+
+    def spill_slot(self, out: List[ast.stmt], stack: List[Any], k: int) -> ast.Name:
+        """Save ``stack[k]`` in a temporary (every use of that very value on the stack becomes
+        the name): for statements that act on a stack value the bytecode keeps using."""
+        v = stack[k]
+        if isinstance(v, ast.Name) and v.id.startswith("__pellucid"):
+            return v
+        tmp = self.new_temp()
+        name = name_load(tmp)
+        name._seq = getattr(v, "_seq", 0)  # type: ignore[attr-defined]
+        sharing.replace_in_stack(stack, {id(v): name})
+        self.emit(out, ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)), stack)
+        return name
 
     def spill_before_compound(self, out: List[ast.stmt], stack: List[Any]) -> None:
         """Save stack values in temporaries before a loop/try/with whose body runs statements
@@ -281,6 +371,14 @@ def _own_value(stmt: ast.stmt) -> Optional[ast.expr]:
     """The expression a simple statement evaluates first (what a temporary can stand for)."""
     if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)) and stmt.value is not None:
         return stmt.value
+    return None
+
+
+def _temp_target(stmt: ast.stmt) -> Optional[str]:
+    """``__pellucid_tN`` when ``stmt`` only assigns a temporary."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+            and stmt.targets[0].id.startswith("__pellucid_t"):
+        return stmt.targets[0].id
     return None
 
 

@@ -10,11 +10,11 @@ def is_literal(value: Any) -> bool:
     >>> is_literal((1, 'a', None)), is_literal(object())
     (True, False)
     """
-    if value is None or value is Ellipsis or isinstance(value, (bool, int, str, bytes)):
+    # Exact types only: a subclass (torch.Size, a namedtuple, an IntEnum member) written as a
+    # literal would come back as the base type.
+    if value is None or value is Ellipsis or type(value) in (bool, int, str, bytes, float, complex):
         return True
-    if isinstance(value, (float, complex)):
-        return True
-    if isinstance(value, (tuple, frozenset)):
+    if type(value) in (tuple, frozenset):
         return all(is_literal(v) for v in value)
     return False
 
@@ -39,6 +39,8 @@ class ConstantPool:
 
     def expr(self, value: Any, as_set: bool = False) -> ast.expr:
         """Expression for ``value``; ``as_set`` writes a frozenset as a set display (``x in {1}``)."""
+        if not is_literal(value):
+            return self._bind(value)
         if isinstance(value, bool) or value is None or value is Ellipsis:
             return ast.Constant(value)
         if isinstance(value, float):

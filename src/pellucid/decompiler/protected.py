@@ -189,7 +189,7 @@ class ProtectedBuilder:
         self._absorb[level] = "with"
         body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
         if end_stack is not None:
-            body, end_stack, end = self.finish_region_body(body, end_stack, len(stack) - 1, end, ctx, stop)
+            body, end_stack, end = self.finish_region_body(body, end_stack, stack[:-1], end, ctx, stop)
         target = None
         if body and isinstance(body[0], ast.Assign) and isinstance(body[0].value, M.WithEnter):
             target = body[0].targets[0]
@@ -248,17 +248,18 @@ class ProtectedBuilder:
             k += 1
         return None
 
-    def finish_region_body(self, body: List[ast.stmt], body_stack: List[Any], base: int,
+    def finish_region_body(self, body: List[ast.stmt], body_stack: List[Any], entry: List[Any],
                            exit_block: Optional[Block], ctx: Ctx, stop: FrozenSet[Block]) -> Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]:
         """Values a protected body computed but left on the stack (``return <expr>`` in a
-        ``try``/``with``: the return itself sits outside the region) are evaluated inside it."""
-        extra = len(body_stack) - base
-        if extra <= 0:
+        ``try``/``with``: the return itself sits outside the region; Dynamo's calls whose
+        callable and arguments were pushed before the region) are evaluated inside it."""
+        new = [k for k in range(len(body_stack)) if k >= len(entry) or body_stack[k] is not entry[k]]
+        if not new:
             return body, body_stack, exit_block
         body = list(body)
         body_stack = list(body_stack)
         temps = []
-        for k in range(len(body_stack) - extra, len(body_stack)):
+        for k in new:
             v = body_stack[k]
             if isinstance(v, M.Marker) or isinstance(v, ast.Constant):
                 continue
@@ -317,7 +318,7 @@ class ProtectedBuilder:
         region = self.protected_set(level)
         body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop, first=block)
         if body_stack is not None:
-            body, body_stack, exit_block = self.finish_region_body(body, body_stack, len(stack),
+            body, body_stack, exit_block = self.finish_region_body(body, body_stack, stack,
                                                                    exit_block, ctx, stop)
         if is_finally:
             final = _strip_reraise(probe) or [ast.Pass()]
@@ -326,7 +327,13 @@ class ProtectedBuilder:
             self.emit(out, node, stack)
             if body_stack is None:
                 return None, None
-            rest, rest_stack, rest_end = self.walk(exit_block, body_stack, ctx, stop)
+            # What follows the statement is not inside it: the enclosing floor applies.
+            saved_floor = self.floor
+            self.floor = self.outer_floor
+            try:
+                rest, rest_stack, rest_end = self.walk(exit_block, body_stack, ctx, stop)
+            finally:
+                self.floor = saved_floor
             if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)

@@ -43,6 +43,7 @@ def source_for_recompile(code: types.CodeType, keep_locals: bool = False) -> "tu
     if keep_locals:
         _declare_locals(fn, code)
     if code.co_freevars:
+        _declare_freevars(fn, code)
         args = ast.arguments(posonlyargs=[], args=[ast.arg(n, None) for n in code.co_freevars],
                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
         wrapper = ast.FunctionDef(WRAPPER, args, [fn, ast.Return(ast.Name(fn.name, ast.Load()))], [], None)
@@ -50,6 +51,18 @@ def source_for_recompile(code: types.CodeType, keep_locals: bool = False) -> "tu
             wrapper.type_params = []
         tree = ast.Module([wrapper], [])
     return unparse(tree), pool
+
+
+def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
+    """Make every free variable of ``code`` free in the new code too, even one its body never
+    reads (Dynamo's resume functions carry the whole closure of the function they resume):
+    ``if False: (a, b)`` compiles to nothing but still makes the names free."""
+    used = set(n.id for n in ast.walk(fn) if isinstance(n, ast.Name))
+    missing = [n for n in code.co_freevars if n not in used]
+    if not missing:
+        return
+    refs = ast.Tuple([ast.Name(n, ast.Load()) for n in missing], ast.Load())
+    fn.body.append(ast.If(ast.Constant(False), [ast.Expr(refs)], []))
 
 
 def _declare_locals(fn: ast.FunctionDef, code: types.CodeType) -> None:

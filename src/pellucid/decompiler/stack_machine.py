@@ -6,6 +6,7 @@ not Python expressions (an iterator held by a loop, a ``with``'s ``__exit__``, a
 clause's ``as`` binding, a loop target) are emitted as assignments from those markers.
 """
 import ast
+import copy
 import types
 from typing import Any, List, Optional
 
@@ -101,6 +102,11 @@ class PopExcept(ast.AST):
     _fields = ()
 
 
+def _no_args() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                         kwarg=None, defaults=[])
+
+
 def name_load(name: str) -> ast.Name:
     return ast.Name(name, ast.Load())
 
@@ -126,6 +132,18 @@ def same_expr(a: Any, b: Any) -> bool:
     return False
 
 
+def _empty_accumulator(v: Any) -> bool:
+    """A comprehension's result being built (a display below its iterator, filled by the
+    comprehension's statements)."""
+    if getattr(v, "_copied", False):
+        return False
+    return isinstance(v, (ast.List, ast.Set, ast.Dict)) or _is_empty_set_call(v)
+
+
+def _is_empty_set_call(v: Any) -> bool:
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
+
+
 # Stack values a POP_TOP may drop without a statement: loop iterators after ``break``, NULL
 # slots, the parts of a caught exception, a ``with``'s exit result, 3.12's saved loop variable.
 _SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.SavedLocal, M.WithExit,
@@ -134,7 +152,7 @@ _SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.
 
 def _still_used(v: ast.AST, stack: List[Any]) -> bool:
     """Whether the very object ``v`` is on the stack or inside an expression on it."""
-    for x in stack[-3:]:
+    for x in stack:
         if x is v:
             return True
         if isinstance(x, ast.expr) and any(n is v for n in ast.walk(x)):
@@ -162,6 +180,15 @@ class StackMachine:
             return ast.Call(func, [self.value(node.left), self.value(node.right)], [])
         if isinstance(node, ast.FormattedValue):
             return ast.JoinedStr([node])
+        if isinstance(node, M.Marker) and isinstance(node.value, tuple) and \
+                node.value[0] in ("closure", "closure_tuple"):
+            # Dynamo hands cells to functions it builds at run time; a lambda that closes over
+            # the variable has that very cell in its ``__closure__``.
+            names = node.value[1] if node.value[0] == "closure_tuple" else [node.value[1]]
+            cells = [ast.Subscript(ast.Attribute(ast.Lambda(_no_args(), name_load(n)), "__closure__",
+                                                 ast.Load()), ast.Constant(0), ast.Load())
+                     for n in names]
+            return ast.Tuple(cells, ast.Load()) if node.value[0] == "closure_tuple" else cells[0]
         if isinstance(node, M.Marker):
             raise StructureError("stack value %r used as an expression" % (node,))
         return node
@@ -251,10 +278,22 @@ class StackMachine:
             return  # a package level of ``import a.b.c as d``
         if isinstance(v, ast.AST) and _still_used(v, stack):
             return  # a COPY of a value that is already part of an expression (chained compare)
+        if isinstance(v, ast.Name) and v.id.startswith("__pellucid_t") or isinstance(v, ast.Constant):
+            return  # a value already saved in a temporary, or a constant: reading it does nothing
+        if isinstance(v, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and \
+                all(isinstance(n, (ast.Constant, ast.expr_context)) or n is v or
+                    (isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)))
+                    for n in ast.walk(v)):
+            return  # building a display of constants has no effect (Dynamo drops spare lists)
         self.emit(out, ast.Expr(self.value(v)), stack)
 
     def op_COPY(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        stack.append(stack[-arg])
+        v = stack[-arg]
+        if isinstance(v, ast.expr) and not isinstance(v, M.Marker):
+            # Both copies are this one node; if both end up in the output, the value is given a
+            # temporary when the first use is emitted (see BodyDecompiler.name_shared).
+            v._copied = True  # type: ignore[attr-defined]
+        stack.append(v)
 
     def op_SWAP(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         stack[-1], stack[-arg] = stack[-arg], stack[-1]
@@ -373,76 +412,124 @@ class StackMachine:
             conv, v = v.conversion, v.value
         stack.append(ast.FormattedValue(self.value(v), conv, spec))
 
+    # Container mutations.  A display nobody else holds grows by a fresh node (branches of the
+    # walk share stack nodes, so nodes are never changed in place); any other container -- a
+    # display that is also used elsewhere, a value computed some other way -- is saved in a
+    # temporary and changed by a statement, as the bytecode changes that one object.
+    def _grow_display(self, stack: List[Any], k: int, kind: type) -> Optional[ast.expr]:
+        """A copy of the display ``stack[k]`` to grow, if growing it is invisible elsewhere."""
+        target = stack[k]
+        if type(target) is not kind or getattr(target, "_copied", False):
+            return None
+        if any(_still_used(target, [x]) for j, x in enumerate(stack) if j != k % len(stack)):
+            return None
+        new = copy.copy(target)
+        for field in ("elts", "keys", "values"):
+            if hasattr(new, field):
+                setattr(new, field, list(getattr(new, field)))
+        stack[k] = new
+        return new
+
+    def _mutate(self, stack: List[Any], out: List[ast.stmt], k: int, method: str,
+                args: List[ast.expr]) -> None:
+        tmp = self.spill_slot(out, stack, k)
+        if method == "__setitem__":
+            self.emit(out, ast.Assign([ast.Subscript(tmp, args[0], ast.Store())], args[1]), stack)
+        else:
+            call = ast.Call(ast.Attribute(tmp, method, ast.Load()), args, [])
+            self.emit(out, ast.Expr(call), stack)
+
+    def spill_slot(self, out: List[ast.stmt], stack: List[Any], k: int) -> ast.Name:
+        raise NotImplementedError
+
     def op_LIST_APPEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = self.value(stack.pop())
-        target = stack[-arg]
-        if arg == 1 and isinstance(target, ast.List):
-            target.elts.append(v)
-        else:
+        if arg > 1 and _empty_accumulator(stack[-arg]):
             self.emit(out, CompAppend("list", v), stack)
+            return
+        grown = self._grow_display(stack, -arg, ast.List)
+        if grown is not None:
+            grown.elts.append(v)
+        else:
+            self._mutate(stack, out, -arg, "append", [v])
 
     def op_SET_ADD(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = self.value(stack.pop())
-        target = stack[-arg]
-        if arg == 1 and isinstance(target, ast.Set):
-            target.elts.append(v)
-        else:
+        if arg > 1 and _empty_accumulator(stack[-arg]):
             self.emit(out, CompAppend("set", v), stack)
+            return
+        if _is_empty_set_call(stack[-arg]) and not getattr(stack[-arg], "_copied", False):
+            stack[-arg] = ast.Set([])
+        grown = self._grow_display(stack, -arg, ast.Set)
+        if grown is not None:
+            grown.elts.append(v)
+        else:
+            self._mutate(stack, out, -arg, "add", [v])
 
     def op_MAP_ADD(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = self.value(stack.pop())
         k = self.value(stack.pop())
-        target = stack[-arg]
-        if arg == 1 and isinstance(target, ast.Dict):
-            target.keys.append(k)
-            target.values.append(v)
-        else:
+        if arg > 1 and _empty_accumulator(stack[-arg]):
             self.emit(out, CompAppend("dict", v, k), stack)
+            return
+        grown = self._grow_display(stack, -arg, ast.Dict)
+        if grown is not None:
+            grown.keys.append(k)
+            grown.values.append(v)
+        else:
+            self._mutate(stack, out, -arg, "__setitem__", [k, v])
 
     def op_LIST_EXTEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         seq = self.value(stack.pop())
-        target = stack[-arg]
-        if not isinstance(target, ast.List):
-            raise StructureError("LIST_EXTEND on a non-display")
-        if isinstance(seq, ast.Tuple) and all(isinstance(e, ast.Constant) for e in seq.elts) \
-                and not target.elts:
-            target.elts.extend(seq.elts)
+        grown = self._grow_display(stack, -arg, ast.List)
+        if grown is None:
+            # LIST_EXTEND's target is always an exact list, so ``.extend`` is the same call.
+            self._mutate(stack, out, -arg, "extend", [seq])
+        elif isinstance(seq, ast.Tuple) and all(isinstance(e, ast.Constant) for e in seq.elts) \
+                and not grown.elts:
+            grown.elts.extend(seq.elts)
+        elif isinstance(seq, ast.List) and not getattr(seq, "_copied", False):
+            grown.elts.extend(seq.elts)  # ``[*[a, *b]]`` is ``[a, *b]``: the list is only unpacked
         else:
-            target.elts.append(ast.Starred(seq, ast.Load()))
+            grown.elts.append(ast.Starred(seq, ast.Load()))
 
     def op_SET_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         seq = self.value(stack.pop())
-        target = stack[-arg]
-        if isinstance(target, ast.Call) and not target.args:  # ``set()`` from BUILD_SET 0
-            target = ast.Set([])
-            stack[-arg] = target
-        if not isinstance(target, ast.Set):
-            raise StructureError("SET_UPDATE on a non-display")
-        if isinstance(seq, ast.Call) and isinstance(seq.func, ast.Name) and seq.func.id == "frozenset" \
-                and seq.args and isinstance(seq.args[0], ast.Set) and not target.elts:
-            target.elts.extend(seq.args[0].elts)
+        if _is_empty_set_call(stack[-arg]) and not getattr(stack[-arg], "_copied", False):
+            stack[-arg] = ast.Set([])  # ``set()`` from BUILD_SET 0
+        grown = self._grow_display(stack, -arg, ast.Set)
+        if grown is None:
+            self._mutate(stack, out, -arg, "update", [seq])
+        elif isinstance(seq, ast.Call) and isinstance(seq.func, ast.Name) and seq.func.id == "frozenset" \
+                and seq.args and isinstance(seq.args[0], ast.Set) and not grown.elts:
+            grown.elts.extend(seq.args[0].elts)
         else:
-            target.elts.append(ast.Starred(seq, ast.Load()))
+            grown.elts.append(ast.Starred(seq, ast.Load()))
 
     def op_DICT_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         mapping = self.value(stack.pop())
-        target = stack[-arg]
-        if not isinstance(target, ast.Dict):
-            raise StructureError("DICT_UPDATE on a non-display")
-        if isinstance(mapping, ast.Dict) and not target.keys:
-            target.keys.extend(mapping.keys)
-            target.values.extend(mapping.values)
+        grown = self._grow_display(stack, -arg, ast.Dict)
+        if grown is None:
+            if ins.op == "DICT_MERGE":
+                raise StructureError("DICT_MERGE on a non-display")  # ``.update`` would not check keys
+            self._mutate(stack, out, -arg, "update", [mapping])
+        elif isinstance(mapping, ast.Dict) and not grown.keys:
+            grown.keys.extend(mapping.keys)
+            grown.values.extend(mapping.values)
         else:
-            target.keys.append(None)  # type: ignore[arg-type]
-            target.values.append(mapping)
+            grown.keys.append(None)  # type: ignore[arg-type]
+            grown.values.append(mapping)
 
     op_DICT_MERGE = op_DICT_UPDATE
 
     def op_LIST_TO_TUPLE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         lst = stack.pop()
-        if not isinstance(lst, ast.List):
-            raise StructureError("LIST_TO_TUPLE on a non-display")
-        stack.append(ast.Tuple(lst.elts, ast.Load()))
+        if isinstance(lst, ast.List):
+            stack.append(ast.Tuple(lst.elts, ast.Load()))
+        else:
+            # ``(*lst,)``: the operand is an exact list, and unlike ``tuple(lst)`` it cannot
+            # be shadowed.
+            stack.append(ast.Tuple([ast.Starred(self.value(lst), ast.Load())], ast.Load()))
 
     def _build_unpack(self, arg: int, stack: List[Any], kind: str) -> None:
         parts = self._pop_n(stack, arg)
@@ -534,8 +621,8 @@ class StackMachine:
         args = self.value(stack.pop())
         func, self_arg = self._callable(stack, null_slot)
         pos: List[ast.expr] = [self.value(a) for a in self_arg]
-        if isinstance(args, ast.Tuple):
-            pos.extend(args.elts)
+        if isinstance(args, ast.Tuple) or (isinstance(args, ast.List) and not getattr(args, "_copied", False)):
+            pos.extend(args.elts)  # ``f(*[a, b])`` is ``f(a, b)``: the list is only unpacked
         else:
             pos.append(ast.Starred(args, ast.Load()))
         kws: List[ast.keyword] = []

@@ -7,11 +7,13 @@ natural loops (a header dominating its latches); a jump to a loop's header or it
 caller turns into the documented fallback.
 """
 import ast
-from typing import Any, FrozenSet, List, NamedTuple, Optional, Tuple
+import copy
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from pellucid.bytecode.cfg import Block
 from pellucid.bytecode.instruction import POP_JUMPS, VALUE_JUMPS
 from pellucid.decompiler import markers as M
+from pellucid.decompiler import sharing
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import same_expr
 
@@ -50,6 +52,81 @@ def _inline_comprehension_shape(stack: List[Any]) -> bool:
     if isinstance(acc, ast.Dict):
         return not acc.keys
     return isinstance(acc, ast.Call) and isinstance(acc.func, ast.Name) and acc.func.id == "set" and not acc.args
+
+
+def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) -> Optional[ast.expr]:
+    """``a`` with its one subtree that differs from ``b`` made ``x if cond else y``, when that
+    keeps the evaluation order: the values computed before the branch (``live``, all of which
+    the result must use) are all evaluated before that subtree, nothing else with an effect is."""
+    live_ids = set(id(v) for v in live)
+
+    def has_live(n: ast.AST) -> bool:
+        return any(id(x) in live_ids for x in ast.walk(n))
+
+    def same(x: Any, y: Any) -> bool:
+        if x is y:
+            return True
+        if isinstance(x, list) and isinstance(y, list):
+            return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y))
+        if not isinstance(x, ast.AST) or not isinstance(y, ast.AST):
+            return x == y
+        return type(x) is type(y) and not has_live(x) and not has_live(y) and ast.dump(x) == ast.dump(y)
+
+    def diff(x: ast.AST, y: ast.AST) -> Optional[Tuple[ast.AST, ast.AST, Dict[str, Any]]]:
+        """The differing pair, rebuilt along the way: (x-part, y-part, path to it)."""
+        if type(x) is not type(y) or isinstance(x, (ast.Name, ast.Constant)) or id(x) in live_ids:
+            return None
+        pairs = []
+        for field in x._fields:
+            fx, fy = getattr(x, field, None), getattr(y, field, None)
+            if isinstance(fx, list) and isinstance(fy, list) and len(fx) == len(fy):
+                pairs.extend((field, k, p, q) for k, (p, q) in enumerate(zip(fx, fy)))
+            else:
+                pairs.append((field, None, fx, fy))
+        differing = [p for p in pairs if not same(p[2], p[3])]
+        if len(differing) != 1 or not isinstance(differing[0][2], ast.AST):
+            return None
+        return differing[0]  # type: ignore[return-value]
+
+    if same(a, b):
+        return None
+    # Descend while exactly one child differs; the last such pair becomes the conditional.
+    path = []
+    x, y = a, b
+    while True:
+        d = diff(x, y)
+        if d is None:
+            break
+        field, k, px, py = d
+        path.append((x, field, k))
+        x, y = px, py
+    if not path:
+        return None
+    new: ast.expr = ast.IfExp(cond, x, y)
+    for parent, field, k in reversed(path):
+        clone = copy.copy(parent)
+        if k is None:
+            setattr(clone, field, new)
+        else:
+            lst = list(getattr(parent, field))
+            lst[k] = new
+            setattr(clone, field, lst)
+        new = clone
+    # Order: everything evaluated before the conditional is a live value (or inside one, or has
+    # no effect); every live value is evaluated before it.
+    ifexp = new
+    for parent, field, k in path:
+        ifexp = getattr(ifexp, field) if k is None else getattr(ifexp, field)[k]
+    seen_live = set()
+    for node, _, ancestors in sharing.eval_order(new):
+        if node is ifexp or any(p is ifexp for p in ancestors):
+            return new if seen_live == live_ids else None
+        if id(node) in live_ids:
+            seen_live.add(id(node))
+        elif not (any(id(p) in live_ids for p in ancestors) or sharing.trivial(node)
+                  or not isinstance(node, ast.expr)):
+            return None
+    return None
 
 
 def negate(e: ast.expr) -> ast.expr:
@@ -92,6 +169,9 @@ def _merge_chained(values: List[ast.expr]) -> List[ast.expr]:
 
 class Structurer:
     """Mixin over StackMachine: the region walker."""
+
+    floor = 0
+    outer_floor = 0
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
              first: Optional[Block] = None) -> WalkResult:
@@ -144,11 +224,14 @@ class Structurer:
         if not _inline_comprehension_shape(stack):
             self.spill_before_compound(out, stack)
         saved = self.floor
+        saved_outer = self.outer_floor
+        self.outer_floor = saved  # for builders that also walk what follows their statement
         self.floor = max(saved, len(stack) - 1) if _inline_comprehension_shape(stack) else len(stack)
         try:
             return build(block, stack, ctx, stop, out)
         finally:
             self.floor = saved
+            self.outer_floor = saved_outer
 
     def loop_jump(self, block: Block, ctx: Ctx) -> Optional[ast.stmt]:
         loop = ctx.loop
@@ -282,12 +365,45 @@ class Structurer:
             return None if guarded[0] is None else guarded  # type: ignore[return-value]
         merge = self.cfg.common_pdom(t, f)
         inner_stop = stop | {merge} if merge is not None else stop
-        then_s, then_stack, then_end = self.walk(t, list(stack), ctx, inner_stop)
-        else_s, else_stack, else_end = self.walk(f, list(stack), ctx, inner_stop)
         base = len(stack)
-        if then_stack is not None and else_stack is not None and then_end is else_end \
-                and len(then_stack) == base + 1 and len(else_stack) == base + 1 \
-                and not then_s and not else_s:
+
+        def arms(stack: List[Any]) -> Tuple[WalkResult, WalkResult]:
+            return (self.walk(t, list(stack), ctx, inner_stop),
+                    self.walk(f, list(stack), ctx, inner_stop))
+
+        def conditional_expression(then: WalkResult, orelse: WalkResult) -> bool:
+            return then[1] is not None and orelse[1] is not None and then[2] is orelse[2] \
+                and len(then[1]) == base + 1 and len(orelse[1]) == base + 1 and not then[0] and not orelse[0]
+
+        if self.has_live_values(stack):
+            # Values computed before the branch and used after it or inside it (Dynamo keeps
+            # them on the stack): an ``if`` statement must compute them first, in temporaries,
+            # or each arm would compute them again, after the condition.  A conditional
+            # expression keeps them where they are.
+            saved = self.save_state()
+            try:
+                (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
+                trial_ok = conditional_expression((then_s, then_stack, then_end),
+                                                  (else_s, else_stack, else_end))
+            except StructureError:
+                trial_ok = False
+            if not trial_ok and then_stack is None and else_stack is None \
+                    and _single_return(then_s) and _single_return(else_s):
+                # 3.10+ copies a short ``return`` into both arms: ``return (a, b if c else d)``
+                # becomes two returns that share the values computed before the branch.
+                merged = _merge_returns(cond, then_s[0].value, else_s[0].value,  # type: ignore[attr-defined]
+                                        [v for v in stack[self.floor:] if not isinstance(v, M.Marker)])
+                if merged is not None:
+                    self.emit(out, ast.Return(merged), [])
+                    return None
+            if not trial_ok:
+                self.restore_state(saved)
+                cond = self.spill_live(out, stack, cond)
+                (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
+        else:
+            (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
+        if conditional_expression((then_s, then_stack, then_end), (else_s, else_stack, else_end)):
+            assert then_stack is not None and else_stack is not None
             stack = else_stack[:-1] + [ast.IfExp(cond, self.value(then_stack[-1]),
                                                  self.value(else_stack[-1]))]
             return stack, then_end
@@ -314,6 +430,8 @@ class Structurer:
             raise StructureError("branches of an if meet nowhere")
         if len(then_stack) != len(else_stack):
             raise StructureError("branches leave different stack depths")
+        if any(a is not b and not same_expr(a, b) for a, b in zip(then_stack, else_stack)):
+            raise StructureError("branches leave different values on the stack")
         self.emit(out, self.make_if(cond, then_s, else_s), stack)
         return then_stack, then_end
 

@@ -1,0 +1,354 @@
+"""Small torch programs that make Dynamo (torch.compile) emit the bytecode pellucid must read.
+
+Each entry of ``PROGRAMS`` maps a stable name to a builder.  A builder takes no arguments and
+returns ``(fn, inputs)``: ``fn`` is the plain Python callable to hand to ``torch.compile`` and
+``inputs`` a list of calls to make, in order: a tuple of positional arguments, or
+``{"args": tuple, "kwargs": dict}``.  Builders make fresh state on
+every call (modules, optimizers, lists), so a program can be run several times -- eagerly, with
+Dynamo's bytecode, with pellucid's recompiled bytecode -- and the results compared.
+
+They cover graph breaks (print, data-dependent ``if``, ``.item()``, explicit and unsupported
+calls), breaks inside loops, ``with torch.no_grad()`` and ``try``, breaks in callees (nested
+resume functions), values live on the stack across a break, containers returned, keyword
+arguments, closures, methods and modules, dynamic shapes and a training step.  Tensors are tiny;
+run them with ``backend="eager"``.
+
+Importing this module needs torch.
+"""
+import torch
+import torch.nn as nn
+
+PROGRAMS = {}
+
+
+def program(fn):
+    PROGRAMS[fn.__name__] = fn
+    return fn
+
+
+def _t(*values):
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def _opaque(x):
+    # Dynamo cannot trace into a C function it does not know: a graph break at the call.
+    return x + len(repr(()))
+
+
+@program
+def print_break():
+    def f(x, y):
+        a = x.sin() + y
+        if a.sum() > 0:
+            b = a * 2
+        else:
+            b = a - 1
+        print("hi")
+        return b.cos()
+    return f, [(_t(1, 2, 3), _t(1, 1, 1)), (_t(-1, -2, -3), _t(1, 1, 1))]
+
+
+@program
+def data_dependent_if():
+    def f(x):
+        y = x * 2
+        if y.max() > 3:
+            return y - 1, "big"
+        return y + 1, "small"
+    return f, [(_t(1, 2),), (_t(0, 1),)]
+
+
+@program
+def item_break():
+    def f(x):
+        n = x.sum().item()
+        return x * n + 1
+    return f, [(_t(1, 2, 3),), (_t(0.5, 0.25),)]
+
+
+@program
+def explicit_graph_break():
+    def f(x):
+        a = x + 1
+        torch._dynamo.graph_break()
+        b = a * a
+        torch._dynamo.graph_break()
+        return b - x
+    return f, [(_t(1, 2),)]
+
+
+@program
+def unsupported_call_in_expression():
+    def f(x, k):
+        # The break happens with ``x * 2`` and the call's other arguments on the stack.
+        return x * 2 + torch.full_like(x, float(len(repr(k)))) + x.sum() * len(str(k))
+    return f, [(_t(1, 2), "ab"), (_t(3, 4), (1, 2, 3))]
+
+
+@program
+def break_in_loop():
+    def step(acc, i):
+        acc = acc * 2 + i
+        print("step", i)
+        return acc - 1
+
+    def f(x, n):
+        # A break inside a loop makes Dynamo give up on ``f``'s frame; ``step``'s frame is
+        # compiled on its own, with its break.
+        acc = x
+        for i in range(n):
+            acc = step(acc, i)
+        return acc
+    return f, [(_t(1, 2), 3)]
+
+
+@program
+def data_dependent_while():
+    def f(x):
+        steps = 0
+        while x.sum() < 20:
+            x = x * 2
+            steps += 1
+        return x, steps
+    return f, [(_t(1, 2),), (_t(5, 6),)]
+
+
+@program
+def no_grad_break():
+    def f(x, w):
+        y = x @ w
+        with torch.no_grad():
+            z = y * 2
+            print("inside no_grad")
+            z = z + 1
+        return y + z, z.requires_grad
+    return f, [(_t(1, 2), torch.ones(2, 2, requires_grad=True))]
+
+
+@program
+def nested_call_break():
+    def inner(x):
+        x = x + 1
+        print("inner")
+        return x * 2
+
+    def middle(x):
+        y = inner(x) - 1
+        return y.sum() + inner(y)
+
+    def f(x):
+        return middle(x * 3) / 2
+    return f, [(_t(1, 2),)]
+
+
+@program
+def try_except_break():
+    def helper(x):
+        print("helper")
+        if x.sum() > 100:
+            raise ValueError("too big")
+        return x * 2
+
+    def f(x):
+        # A break inside ``try`` makes Dynamo skip ``f``'s frame; the try statement is compiled
+        # (with its handler) when the break comes after it, and the callee that breaks inside
+        # the try is compiled on its own.
+        try:
+            y = x + len(str(x.shape))
+        except ValueError as e:
+            y = x - len(str(e))
+        finally:
+            x = x + 0.5
+        print("after try")
+        try:
+            y = helper(y)
+        except ValueError as e:
+            y = y - len(str(e))
+        return y + x
+    return f, [(_t(1, 2),), (_t(100, 200),)]
+
+
+@program
+def returns_containers():
+    def f(x):
+        parts = [x * i for i in range(3)]
+        print("built")
+        table = {"sum": x.sum(), "parts": parts, "pair": (x, -x)}
+        return parts, table, (len(parts), x.mean())
+    return f, [(_t(1, 2, 3),)]
+
+
+@program
+def kwargs_call():
+    def f(x, *args, scale=2.0, shift=None, **kw):
+        y = x * scale
+        if shift is not None:
+            y = y + shift
+        print("kw", sorted(kw))
+        for a in args:
+            y = y + a
+        return y * kw.get("mult", 1)
+    return f, [
+        (_t(1, 2),),
+        {"args": (_t(1, 2), _t(1, 1)), "kwargs": {"scale": 3.0, "mult": 2}},
+        {"args": (_t(1, 2),), "kwargs": {"shift": _t(5, 5), "tag": "x"}},
+    ]
+
+
+@program
+def kwargs_inner_call():
+    def inner(x, *, scale, bias=0.0):
+        y = x * scale
+        print("inner scale", scale)
+        return y + bias
+
+    def f(x):
+        return inner(x, scale=2.0) + inner(x, bias=1.0, scale=-1.0)
+    return f, [(_t(1, 2),)]
+
+
+@program
+def closure_counter():
+    count = [0]
+    scale = torch.tensor(3.0)
+
+    def f(x):
+        count.append(len(count))
+        y = x * scale
+        print("count", len(count))
+        return y + len(count)
+    return f, [(_t(1, 2),), (_t(3, 4),)]
+
+
+@program
+def module_forward_break():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.lin = nn.Linear(3, 2)
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            h = self.lin(x).relu()
+            if h.sum() > 0:
+                print("positive")
+                h = h * 2
+            return h, self.calls
+    m = M()
+    return m, [(_t(1, 2, 3).reshape(1, 3),), (_t(-1, -2, -3).reshape(1, 3),)]
+
+
+@program
+def method_with_state():
+    class Acc(object):
+        def __init__(self):
+            self.items = []
+
+        def add(self, x):
+            self.items.append(x.sum())
+            print("items", len(self.items))
+            return torch.stack(self.items).sum() + x
+    acc = Acc()
+    return acc.add, [(_t(1, 2),), (_t(3, 4),)]
+
+
+@program
+def dynamic_shapes():
+    def f(x):
+        y = x.cumsum(0) * x.shape[0]
+        print("len", x.shape[0])
+        return y[-1] + y.mean()
+    xs = [torch.arange(float(n)) for n in (3, 5, 7, 9)]
+    torch._dynamo.mark_dynamic(xs[0], 0)
+    return f, [(x,) for x in xs]
+
+
+@program
+def growing_sizes():
+    def f(x, ys):
+        for y in ys:
+            x = torch.cat([x, y])
+        if x.numel() > 4:
+            print("large")
+        return x.sum(), x.numel()
+    return f, [(_t(1), [_t(2)]), (_t(1), [_t(2), _t(3, 4)]), (_t(1, 2), [_t(3), _t(4), _t(5, 6)])]
+
+
+@program
+def training_step():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = torch.arange(8.0).reshape(2, 4) / 8
+    target = torch.tensor([[0.5], [-0.5]])
+
+    def step(x, t):
+        opt.zero_grad()
+        loss = ((model(x) - t) ** 2).mean()
+        loss.backward()
+        print("loss computed")
+        opt.step()
+        return loss.detach(), [p.detach().clone() for p in model.parameters()]
+    return step, [(data, target), (data, target)]
+
+
+@program
+def multiple_live_values():
+    def f(a, b):
+        # Several partial results are on the stack when the callee breaks.
+        return [a + 1, b * 2, _opaque(a) - b, (a * b).sum()]
+    return f, [(_t(1, 2), _t(3, 4))]
+
+
+@program
+def list_mutation_across_break():
+    def f(xs):
+        out = []
+        for x in xs:
+            out.append(x * 2)
+        print("n", len(out))
+        out[0:1] = [out[0] + 1]
+        del out[-1]
+        return out, {"n": len(out)}
+    return f, [([_t(1), _t(2), _t(3)],)]
+
+
+@program
+def global_and_builtins():
+    def f(x):
+        total = sum([x, x * 2])
+        print("total", total.shape)
+        return max(total.sum(), torch.tensor(0.0)), abs(-x), len(x)
+    return f, [(_t(1, -2),)]
+
+
+@program
+def unrolled_loop_then_break():
+    def f(x, n):
+        # Dynamo unrolls the loop into the graph; the data-dependent ``if`` after it breaks.
+        out = x
+        for i in range(n):
+            if i % 2:
+                out = out + i
+            else:
+                out = out - i
+        if out.sum() < 0:
+            print("negative")
+            out = -out
+        return out
+    return f, [(_t(1, 2), 4), (_t(-5, 2), 3)]
+
+
+@program
+def generator_consumer():
+    def gen(x, n):
+        for i in range(n):
+            yield x + i
+
+    def f(x):
+        vals = list(gen(x, 3))
+        print("got", len(vals))
+        return tuple(vals), {i: v.sum() for i, v in enumerate(vals)}
+    return f, [(_t(1, 2),)]
