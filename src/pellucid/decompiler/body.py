@@ -84,18 +84,25 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         """
         stmt = self.name_shared(out, stmt, stack)
         stored = _names_written(stmt)
+        runs_code = _may_run_code(stmt)
         spill: List[int] = []
         for k, v in enumerate(stack):
             if k < self.floor:
                 continue  # belongs to an enclosing statement, saved before it began
-            if _never_changes(v) or (isinstance(v, ast.Name) and v.id not in stored):
+            if _never_changes(v):
+                continue
+            if isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
+                # A global, builtin or cell read earlier can be rebound by code the statement
+                # runs (Dynamo loads its graph function before calling its hooks): only a fast
+                # local is safe to read later.
                 continue
             spill.append(k)
         if spill and isinstance(stmt, ast.Delete) and all(isinstance(t, ast.Name) for t in stmt.targets):
             # ``del name`` only changes what reads the name: save the values that do, and those
             # computed before them (to keep their order); the rest wait for their use.
+            # A pending call must still run first: it could see the name bound (frame locals).
             reading = [k for k in spill if any(isinstance(n, ast.Name) and n.id in stored
-                                               for n in ast.walk(stack[k]))]
+                                               for n in ast.walk(stack[k])) or _may_run_code(stack[k])]
             last = max((getattr(stack[k], "_seq", 0) for k in reading), default=-1)
             spill = [k for k in spill if getattr(stack[k], "_seq", 0) <= last or k in reading]
         if not spill:
@@ -133,6 +140,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         for k in spill:
             stack[k] = replaced[id(stack[k])]
         return replaced
+
+    def _is_fast_local(self, name: str) -> bool:
+        """A plain local of a function: only this frame's own stores change it."""
+        code = self.code
+        return bool(code.co_flags & 0x01) and name in code.co_varnames and name not in code.co_cellvars
 
     def name_shared(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> ast.stmt:
         """Give a temporary to each COPY'd value ``stmt`` evaluates that is used again (later
@@ -389,6 +401,16 @@ def _set_own_value(stmt: ast.stmt, value: ast.expr) -> None:
 def _first_seq(node: ast.AST) -> Optional[int]:
     seqs = [getattr(n, "_seq") for n in ast.walk(node) if hasattr(n, "_seq")]
     return min(seqs) if seqs else None
+
+
+_QUIET_NODES = (ast.Name, ast.Constant, ast.expr_context, ast.Assign, ast.Expr, ast.Pass, ast.Delete,
+                ast.Global, ast.Nonlocal, ast.Tuple, ast.List, ast.NamedExpr)
+
+
+def _may_run_code(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` (or an expression) can run code that is not its own (a call, an
+    operator, an attribute...)."""
+    return any(not isinstance(node, _QUIET_NODES) for node in ast.walk(stmt))
 
 
 def _never_changes(v: Any) -> bool:
