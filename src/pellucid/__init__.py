@@ -24,5 +24,18 @@ def prepare_debug(dump_dir: str):  # type: ignore[no-untyped-def]
     return _prepare_debug(dump_dir)
 
 
-__all__ = ["decompile", "recompile", "load_pyc", "prepare_debug", "DecompileError", "PycError"]
+def debug(pause: bool = True):  # type: ignore[no-untyped-def]
+    """Run code compiled under :func:`prepare_debug` from the dumped files, for a debugger.
+
+    See :mod:`pellucid.dynamo.debug_mode`.
+
+    >>> with debug(pause=False):   # doctest: +SKIP
+    ...     compiled_model(x)
+    """
+    from pellucid.dynamo.debug_mode import debug as _debug
+
+    return _debug(pause)
+
+
+__all__ = ["decompile", "recompile", "load_pyc", "prepare_debug", "debug", "DecompileError", "PycError"]
 __version__ = "0.1.0.dev0"

@@ -237,6 +237,10 @@ class Capturer:
                 # One frame compile produces one Dynamo graph; its AOT/Inductor stages follow it.
                 name = t.graphs[0]
                 graph = self.capture.graphs.setdefault(name, CompiledGraph(name, t.compile_id))
+                g = self.globals_of.get(id(t.original), {})
+                for global_name in t.transformed.co_names:
+                    if global_name.startswith(name + "_") or global_name == name:
+                        graph.compiled_fn = g.get(global_name, graph.compiled_fn)
                 seen = {s.stage for s in graph.stages}
                 for stage, text in stages:
                     if stage not in seen:

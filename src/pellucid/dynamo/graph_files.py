@@ -9,7 +9,20 @@ imports.  If a listing ever does not compile, the file keeps it as comments and 
 >>> compile(text, "g.py", "exec") is not None
 True
 """
+import re
 from typing import List
+
+_CLASS_LINE = re.compile(r"^(\s*)class ([^\s(:]+)(.*)$")
+
+
+def _valid_class_names(listing: str) -> str:
+    """FX names some graph classes ``<lambda>``: give them a name Python accepts."""
+    lines = listing.split("\n")
+    for k, line in enumerate(lines):
+        m = _CLASS_LINE.match(line)
+        if m and not m.group(2).isidentifier():
+            lines[k] = "%sclass GraphModule%s  # FX calls this class %s" % (m.group(1), m.group(3), m.group(2))
+    return "\n".join(lines)
 
 STAGE_TITLES = {
     "dynamo": "Dynamo FX graph",
@@ -29,9 +42,9 @@ _PRELUDE = [
 
 def graph_file_text(graph: str, stage: str, compile_id: str, listing: str) -> str:
     """Contents of the file for one stage of one graph."""
-    head: List[str] = ["# %s of %s (compile %s), written by pellucid from torch's structured trace."
-                       % (STAGE_TITLES.get(stage, stage), graph, compile_id)]
-    body = listing if listing.endswith("\n") else listing + "\n"
+    head: List[str] = ["# %s of %s (compile %s), written by pellucid (from torch's structured trace, "
+                       "or from the graph module that runs it)." % (STAGE_TITLES.get(stage, stage), graph, compile_id)]
+    body = _valid_class_names(listing if listing.endswith("\n") else listing + "\n")
     if stage != "inductor":
         head += _PRELUDE
     text = "\n".join(head) + "\n" + body

@@ -97,6 +97,9 @@ class CompiledGraph:
     name: str  # ``__compiled_fn_N``
     compile_id: str
     stages: List[GraphStage] = field(default_factory=list)
+    #: the callable Dynamo's code calls (the global ``__compiled_fn_N_<uuid>``), live in this
+    #: process; ``debug()`` finds the graph modules it runs through it
+    compiled_fn: Any = None
 
 
 @dataclass

@@ -21,6 +21,10 @@ from pellucid.dynamo.model import Capture, CacheEntry, CompiledFrame
 from pellucid.dynamo.torch_features import find, warn
 
 
+#: Every capture completed in this process, oldest first (what ``debug()`` runs from).
+CAPTURES: List[Capture] = []
+
+
 def verify_equivalent(original: types.CodeType, candidate: types.CodeType,
                       bindings: Dict[str, Any]) -> Tuple[bool, str]:
     """pellucid's equivalence check of Dynamo's code and the recompiled code."""
@@ -55,6 +59,7 @@ def prepare_debug(dump_dir: str) -> Iterator[Capture]:
     finally:
         capture = capturer.finish()
         capturer.guarded("writing the dump", write_dump, capturer, files)
+        CAPTURES.append(capture)
 
 
 def _cache_entries(frame: CompiledFrame) -> List[object]:
@@ -85,7 +90,10 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
     capture = capturer.capture
     for frame in capture.frames.values():
         capturer.guarded("reading cache entries of %s" % frame.name, _fill_entries, frame)
+    from pellucid.dynamo.graph_code import use_live_listings
+
     for graph in capture.graphs.values():
+        capturer.guarded("reading the graph modules of %s" % graph.name, use_live_listings, graph)
         for stage in graph.stages:
             path = files.claim("%s.%s.py" % (graph.name, stage.stage), key="graph %s %s" % (graph.name, stage.stage))
             files.write(path, graph_files.graph_file_text(graph.name, stage.stage, graph.compile_id, stage.source))

@@ -1,0 +1,151 @@
+"""``pellucid.debug()``: run the compiled program from the dumped files, under a debugger.
+
+Run the program once inside ``prepare_debug(dir)``, then again inside ``debug()`` in the same
+process.  Inside ``debug()``:
+
+* Dynamo compiles nothing (its ``eager_on_recompile`` stance): inputs that no cache entry
+  accepts run the original code, and ``debug()`` says so once per function;
+* the transformed code and resume functions already run from their dumped files (when
+  ``prepare_debug`` verified them), so breakpoints there are hit;
+* graph modules run the ``forward`` of their dumped graph file (eager and aot_eager
+  backends), once verified equivalent, so a debugger steps from the transformed code into
+  the graph;
+* ``pause=True`` stops once at the ``with`` line, like ``breakpoint()``, so breakpoints can be
+  set in the dumped files before the program goes on.
+
+>>> with debug(pause=False):      # doctest: +SKIP
+...     compiled_model(x)
+"""
+import os
+import sys
+import threading
+import types
+from typing import Any, Callable, Dict, List, Optional, Set
+
+from pellucid.dynamo.torch_features import find, warn
+
+
+class DebugSession:
+    """What ``debug()`` set up: which dumped files run, and which could not be used."""
+
+    def __init__(self) -> None:
+        self.graph_files: Dict[str, str] = {}  # path -> "installed" or why not
+        self.transformed_files: Dict[str, str] = {}  # path -> "runs" or why Dynamo's code runs
+        self.misses: List[str] = []  # functions whose original code ran (no entry matched)
+
+
+class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
+    """Context manager; see the module docstring."""
+
+    def __init__(self, pause: bool = True) -> None:
+        self.pause = pause
+        self.session = DebugSession()
+        self._undo: List[Callable[[], None]] = []
+        self._originals: Dict[types.CodeType, str] = {}
+        self._reported: Set[types.CodeType] = set()
+
+    def __enter__(self) -> DebugSession:
+        try:
+            self._setup()
+        except Exception as exc:  # never break the user's program
+            warn("debug() could not set up (%s: %s); the program runs as compiled"
+                 % (type(exc).__name__, exc))
+        if self.pause:
+            self._pause(sys._getframe(1))
+        return self.session
+
+    def __exit__(self, *exc: Any) -> None:
+        while self._undo:
+            try:
+                self._undo.pop()()
+            except Exception as err:
+                warn("debug() could not undo a change: %s: %s" % (type(err).__name__, err))
+
+    # -- setting up ------------------------------------------------------------------------------
+    def _setup(self) -> None:
+        from pellucid.dynamo.prepare_debug import CAPTURES, verify_equivalent
+
+        if not CAPTURES:
+            warn("debug() found nothing that prepare_debug captured in this process: run the "
+                 "program inside pellucid.prepare_debug(dir) first, then again inside debug()")
+            return
+        set_stance = find("torch.compiler.set_stance")
+        if set_stance is not None:
+            stance = set_stance("eager_on_recompile")
+            stance.__enter__()
+            self._undo.append(lambda: stance.__exit__(None, None, None))
+        from pellucid.dynamo import graph_code
+
+        for capture in CAPTURES:
+            for frame in capture.frames.values():
+                if frame.code is not None:
+                    self._originals[frame.code] = frame.qualname
+                for t in frame.transforms:
+                    if t.path:
+                        self.session.transformed_files[t.path] = (
+                            "runs" if t.replacement is not None else "Dynamo's bytecode runs: %s" % t.rejected)
+            for graph in capture.graphs.values():
+                files = [s.path for s in graph.stages if s.path and s.stage != "inductor"]
+                if graph.compiled_fn is None or not files:
+                    continue
+                modules = graph_code.graph_modules_in(graph.compiled_fn)
+                undo, outcome = graph_code.install_from_files(
+                    modules, files, lambda a, b: verify_equivalent(a, b, {}))
+                self._undo += undo
+                self.session.graph_files.update(outcome)
+        self._watch_misses()
+
+    def _watch_misses(self) -> None:
+        """Report, once per function, inputs that no cache entry accepts.
+
+        Dynamo runs a frame's original code only when no cache entry matches; then the
+        original code object starts executing, which a profile function sees.
+        """
+        if sys.getprofile() is not None:
+            warn("debug(): a profiler is active, so inputs that miss every cache entry are not reported")
+            return
+        callback_of = find("torch._C._dynamo.eval_frame.get_eval_frame_callback")
+        originals = self._originals
+        lock = threading.Lock()
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            if event != "call":
+                return
+            code = frame.f_code
+            name = originals.get(code)
+            if name is None or code in self._reported:
+                return
+            if callback_of is not None and callback_of() is None:
+                return  # called outside torch.compile: not a cache miss
+            with lock:
+                if code in self._reported:
+                    return
+                self._reported.add(code)
+            self.session.misses.append(name)
+            warn("debug(): no compiled entry of %s accepts these inputs; its original code runs "
+                 "(nothing is compiled inside debug())" % name)
+
+        sys.setprofile(profile)
+        threading.setprofile(profile)
+
+        def stop() -> None:
+            sys.setprofile(None)
+            threading.setprofile(None)  # type: ignore[arg-type]
+        self._undo.append(stop)
+
+    # -- pausing ---------------------------------------------------------------------------------
+    def _pause(self, frame: Any) -> None:
+        hook = os.environ.get("PYTHONBREAKPOINT")
+        if hook == "0":
+            return
+        running = [p for p, s in self.session.transformed_files.items() if s == "runs"]
+        graphs = [p for p, s in self.session.graph_files.items() if s == "installed"]
+        sys.stderr.write(
+            "pellucid.debug: paused before the program goes on; set breakpoints in the dumped "
+            "files, then continue.\n" + "".join("  %s\n" % p for p in (running + graphs)[:20]))
+        if hook and hook != "pdb.set_trace":
+            sys.breakpointhook()  # the configured debugger (debugpy, an IDE)
+            return
+        import pdb
+
+        pdb.Pdb().set_trace(frame)

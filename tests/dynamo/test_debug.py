@@ -1,0 +1,92 @@
+"""pellucid.debug(): breakpoints in dumped files are hit, and stepping follows their lines.
+
+A ``bdb.Bdb`` subclass drives the debugger programmatically, as pdb would: breakpoints are set
+in dumped files, the compiled function runs inside ``debug(pause=False)``, and each stop records
+the file, line and local variables.
+"""
+import bdb
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import pellucid  # noqa: E402
+
+
+class Recorder(bdb.Bdb):
+    """Stops at breakpoints; after a stop, 'next's through ``steps`` more lines of that frame."""
+
+    def __init__(self, dump, steps=3):
+        super().__init__()
+        self.dump = dump
+        self.steps = steps
+        self.stops = []  # (file name, line, {local: value})
+        self._left = 0
+
+    def user_line(self, frame):
+        if frame.f_code.co_filename.startswith(self.dump):
+            self.stops.append((os.path.basename(frame.f_code.co_filename), frame.f_lineno,
+                               dict(frame.f_locals)))
+            if self._left == 0:
+                self._left = self.steps
+            else:
+                self._left -= 1
+            if self._left:
+                self.set_next(frame)
+                return
+        self.set_continue()
+
+
+def _line_of(path, startswith):
+    with open(path, encoding="utf-8") as fh:
+        for k, line in enumerate(fh, 1):
+            if line.strip().startswith(startswith):
+                return k
+    raise AssertionError("no line starting with %r in %s" % (startswith, path))
+
+
+def graph_fn(x, y):
+    a = (x.sin() + y).cos() * 2
+    return a + 1
+
+
+@pytest.mark.parametrize("backend, stage", [("eager", "dynamo"), ("aot_eager", "aot_inference")])
+def test_breakpoint_in_graph_file_is_hit_and_steps(tmp_path, backend, stage):
+    dump = str(tmp_path / "dump")
+    torch._dynamo.reset()
+    compiled = torch.compile(graph_fn, backend=backend)
+    x, y = torch.ones(3), torch.full((3,), 2.0)
+    with pellucid.prepare_debug(dump) as capture:
+        expected = compiled(x, y)
+    (graph,) = capture.graphs.values()
+    (graph_file,) = [s.path for s in graph.stages if s.stage == stage]
+    line = _line_of(graph_file, "cos")
+    rec = Recorder(dump)
+    rec.set_break(graph_file, line)
+    with pellucid.debug(pause=False) as session:
+        assert session.graph_files[graph_file] == "installed"
+        out = rec.runcall(compiled, x, y)
+    assert torch.equal(out, expected)
+    hits = [s for s in rec.stops if s[0] == os.path.basename(graph_file)]
+    assert hits and hits[0][1] == line
+    # at the 'cos' line, 'add' holds x.sin() + y
+    add = hits[0][2]["add"]
+    assert torch.equal(add, x.sin() + y)
+    lines = [s[1] for s in hits]
+    assert lines[1] > lines[0] and lines == sorted(lines), lines  # 'next' moves down the file
+    # after debug() the graph module runs its own code again
+    rec2 = Recorder(dump)
+    rec2.set_break(graph_file, line)
+    rec2.runcall(compiled, x, y)
+    assert not rec2.stops
+
+
+def test_debug_without_prepare_debug_warns(monkeypatch):
+    from pellucid.dynamo import prepare_debug as pd
+    from pellucid.dynamo.torch_features import PellucidWarning
+
+    monkeypatch.setattr(pd, "CAPTURES", [])
+    with pytest.warns(PellucidWarning, match="run the program inside pellucid.prepare_debug"):
+        with pellucid.debug(pause=False):
+            pass
