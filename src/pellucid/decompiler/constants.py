@@ -20,11 +20,14 @@ def is_literal(value: Any) -> bool:
 
 
 def _float_expr(v: float) -> ast.expr:
+    # inf and nan as constant expressions the compiler folds back (``1e309``, ``1e309 - 1e309``),
+    # not ``float('inf')``, which would look the name ``float`` up at run time.
     if math.isnan(v):
-        return ast.Call(ast.Name("float", ast.Load()), [ast.Constant("nan")], [])
-    if math.isinf(v):
-        return ast.Call(ast.Name("float", ast.Load()),
-                        [ast.Constant("inf" if v > 0 else "-inf")], [])
+        nan = ast.BinOp(ast.Constant(math.inf), ast.Sub(), ast.Constant(math.inf))
+        folded = math.inf - math.inf
+        if math.copysign(1.0, folded) != math.copysign(1.0, v):
+            return ast.UnaryOp(ast.USub(), nan)  # keep the sign bit, which copysign can see
+        return nan
     if v < 0 or (v == 0 and math.copysign(1.0, v) < 0):
         return ast.UnaryOp(ast.USub(), ast.Constant(-v))
     return ast.Constant(v)
@@ -60,8 +63,9 @@ class ConstantPool:
             elts = [self.expr(v) for v in sorted(value, key=repr)]
             if as_set and elts:
                 return ast.Set(elts)
-            return ast.Call(ast.Name("frozenset", ast.Load()),
-                            [ast.Set(elts)] if elts else [], [])
+            call = ast.Call(ast.Name("frozenset", ast.Load()), [ast.Set(elts)] if elts else [], [])
+            call._from_constant = True  # type: ignore[attr-defined]  # not a call in the source
+            return call
         return self._bind(value)
 
     def _bind(self, value: Any) -> ast.expr:

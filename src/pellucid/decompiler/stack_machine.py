@@ -191,6 +191,9 @@ class StackMachine:
             return ast.Tuple(cells, ast.Load()) if node.value[0] == "closure_tuple" else cells[0]
         if isinstance(node, M.Marker):
             raise StructureError("stack value %r used as an expression" % (node,))
+        if isinstance(node, ast.Constant) and isinstance(node.value, types.CodeType):
+            # A code object handed to a call (Dynamo's ``_create_nested_fn``) has no literal.
+            return self.consts.expr(node.value)
         return node
 
     def emit(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> None:
@@ -213,7 +216,7 @@ class StackMachine:
     # loads ------------------------------------------------------------------------------------
     def op_LOAD_CONST(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         if isinstance(arg, types.CodeType):
-            stack.append(ast.Constant(arg))
+            stack.append(ast.Constant(arg))  # MAKE_FUNCTION takes it; as a value it is bound
         else:
             stack.append(self.consts.expr(arg))
 
@@ -325,8 +328,7 @@ class StackMachine:
         right = stack.pop()
         left = self.value(stack.pop())
         if arg in ("in", "not in") and isinstance(right, ast.Call) and \
-                isinstance(right.func, ast.Name) and right.func.id == "frozenset" and right.args \
-                and isinstance(right.args[0], ast.Set):
+                getattr(right, "_from_constant", False) and right.args and isinstance(right.args[0], ast.Set):
             right = right.args[0]  # the compiler turned ``x in {1, 2}`` into a frozenset constant
         stack.append(ast.Compare(left, [CMPOPS[arg]()], [self.value(right)]))
 
@@ -500,7 +502,7 @@ class StackMachine:
         grown = self._grow_display(stack, -arg, ast.Set)
         if grown is None:
             self._mutate(stack, out, -arg, "update", [seq])
-        elif isinstance(seq, ast.Call) and isinstance(seq.func, ast.Name) and seq.func.id == "frozenset" \
+        elif isinstance(seq, ast.Call) and getattr(seq, "_from_constant", False) \
                 and seq.args and isinstance(seq.args[0], ast.Set) and not grown.elts:
             grown.elts.extend(seq.args[0].elts)
         else:

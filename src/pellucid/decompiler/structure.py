@@ -358,7 +358,8 @@ class Structurer:
                         self.emit(out, ast.If(c, [j], []), stack)
                         return stack, other
         if t is f:
-            self.emit(out, ast.Expr(cond), stack)
+            # Both ways lead to the same place, but the test still calls ``bool(cond)``.
+            self.emit(out, ast.If(cond, [ast.Pass()], []), stack)
             return stack, t
         guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
         if guarded is not None:
