@@ -90,3 +90,30 @@ def test_debug_without_prepare_debug_warns(monkeypatch):
     with pytest.warns(PellucidWarning, match="run the program inside pellucid.prepare_debug"):
         with pellucid.debug(pause=False):
             pass
+
+
+def test_inputs_needing_a_recompile_run_the_original_code_and_say_so_once(tmp_path):
+    from pellucid.dynamo.torch_features import PellucidWarning
+    import warnings
+
+    torch._dynamo.reset()
+    compiled = torch.compile(graph_fn, backend="eager")
+    with pellucid.prepare_debug(str(tmp_path / "dump")) as capture:
+        compiled(torch.ones(3), torch.ones(3))
+    compiled_frames = len(capture.frames)
+    hooks = []
+    handle = torch._dynamo.convert_frame.register_bytecode_hook(lambda old, new: hooks.append(old))
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pellucid.debug(pause=False) as session:
+                x = torch.ones(2, 5)  # another rank: the guards fail
+                outs = [compiled(x, x) for _ in range(3)]
+    finally:
+        handle.remove()
+    assert not hooks, "debug() must not compile anything"
+    assert all(torch.equal(o, graph_fn(x, x)) for o in outs)
+    ours = [str(w.message) for w in caught if issubclass(w.category, PellucidWarning)]
+    assert len(ours) == 1 and "graph_fn" in ours[0] and "original code runs" in ours[0], ours
+    assert session.misses == ["graph_fn"]
+    assert compiled_frames == 1
