@@ -16,7 +16,8 @@ the generalisation, which converges for the loops compilers produce.
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.verify.machine import (MState, Side, Unsupported, go_handler, run)
+from pellucid.verify.machine import (MState, Side, Unsupported, escape_lists, forget_lists,
+                                     gc_lists, go_handler, observe, run)
 from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
 
 KEEP = 2  # distinct states kept per position pair before generalising
@@ -102,7 +103,16 @@ class _Joiner:
         return s
 
 
+def _forgotten(p: Pair) -> Pair:
+    q = p.copy()
+    if not forget_lists(q.o, q.c):
+        raise Unsupported("lists being built reach a loop with different contents")
+    return q
+
+
 def join(a: Pair, b: Pair, counter: List[int]) -> Pair:
+    # Known list contents would grow at each iteration: the joined state has none.
+    a, b = _forgotten(a), _forgotten(b)
     j = _Joiner(counter)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
@@ -137,11 +147,19 @@ def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
 
 def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
     return (tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
-            tuple(s.ehstack), s.nalloc, tuple(sorted(s.truths.items(), key=repr)))
+            tuple(s.ehstack), s.nalloc, tuple(sorted(s.truths.items(), key=repr)),
+            tuple(sorted(s.heap.items(), key=repr)))
 
 
 def instance(general: Pair, p: Pair) -> bool:
     """Whether every concrete run ``p`` stands for is covered by ``general``."""
+    p = p.copy()
+    gc_lists(p.o)
+    gc_lists(p.c)
+    if not general.o.heap and not general.c.heap and (p.o.heap or p.c.heap):
+        # A state whose lists are opaque covers one where they are known (and agree).
+        if not forget_lists(p.o, p.c):
+            return False
     names_o = sorted(set(general.o.vars) | set(p.o.vars))
     names_c = sorted(set(general.c.vars) | set(p.c.vars))
     sigma: Dict[Term, Any] = {}
@@ -213,7 +231,7 @@ class Explorer:
                     q.facts[("excis", exc, "StopIteration")] = False
                 go_handler(self.orig, q.o, eo.ins, exc)
                 go_handler(self.cand, q.c, ec.ins, exc)
-                work.append(self._after_effect(q))
+                work.append(self._after_effect(q, eo, ec))
             if eo.key[0] == "next":
                 # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's
                 # ``try: x = next(it) except StopIteration: ...``.
@@ -224,7 +242,7 @@ class Explorer:
                         ev.exhausted(st, ())
                     else:
                         go_handler(side, st, ev.ins, stop)
-                work.append(self._after_effect(q))
+                work.append(self._after_effect(q, eo, ec))
             if eo.ok is not None:
                 q = p.copy()
                 if eo.bool_result:
@@ -233,9 +251,14 @@ class Explorer:
                     res = tuple(("r", p.epoch, i) for i in range(eo.nres))
                 eo.ok(q.o, res)
                 ec.ok(q.c, res)  # type: ignore[misc]
-                work.append(self._after_effect(q))
+                work.append(self._after_effect(q, eo, ec))
 
-    def _after_effect(self, q: Pair) -> Pair:
+    def _after_effect(self, q: Pair, eo: Any, ec: Any) -> Pair:
+        for side, st, ev in ((self.orig, q.o, eo), (self.cand, q.c, ec)):
+            # The effect's operands, and whatever a closure can read, are user code's now.  (The
+            # observations compared equal, so both programs name the escaped lists alike.)
+            cells = [st.vars.get(name, UNBOUND) for name in sorted(side.cellnames)]
+            escape_lists(st, [ev.key] + cells, q.epoch)
         q.epoch += 1
         for side, st in ((self.orig, q.o), (self.cand, q.c)):
             st.nalloc = 0
@@ -245,27 +268,32 @@ class Explorer:
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:
-        if eo.kind != ec.kind or eo.key != ec.key or (
+        # Lists are compared by contents, and by aliasing among everything observed here.
+        names = self.observable if eo.observe else []
+        seen_o = observe([eo.key] + [p.o.vars.get(n, UNBOUND) for n in names], p.o.heap)
+        seen_c = observe([ec.key] + [p.c.vars.get(n, UNBOUND) for n in names], p.c.heap)
+        if eo.kind != ec.kind or seen_o[0] != seen_c[0] or (
                 (eo.exhausted is None) != (ec.exhausted is None) and eo.key[0] != "next"):
             raise Mismatch("original at %s: %s; candidate at %s: %s" % (
-                self.orig.where(eo.ins), _describe(eo), self.cand.where(ec.ins), _describe(ec)))
+                self.orig.where(eo.ins), _describe(eo, p.o), self.cand.where(ec.ins),
+                _describe(ec, p.c)))
         if eo.observe:
-            for name in self.observable:
-                a = p.o.vars.get(name, UNBOUND)
-                b = p.c.vars.get(name, UNBOUND)
-                if a != b:
+            for i, name in enumerate(names):
+                a = seen_o[i + 1]
+                b = seen_c[i + 1]
+                if a != b or (i == len(names) - 1 and seen_o != seen_c):
                     raise Mismatch("variable %r differs before %s (original at %s: %s; candidate at "
-                                   "%s: %s)" % (name, _describe(eo), self.orig.where(eo.ins), render(a),
-                                                self.cand.where(ec.ins), render(b)))
+                                   "%s: %s)" % (name, _describe(eo, p.o), self.orig.where(eo.ins),
+                                                render(a), self.cand.where(ec.ins), render(b)))
             # When the frame is left by an exception its exc_info is dropped with it.
             if p.o.excinfo != p.c.excinfo and eo.kind != "unwind":
                 raise Mismatch("the handled exception differs before %s (original at %s: %s; "
-                               "candidate at %s: %s)" % (_describe(eo), self.orig.where(eo.ins),
+                               "candidate at %s: %s)" % (_describe(eo, p.o), self.orig.where(eo.ins),
                                                          render(p.o.excinfo), self.cand.where(ec.ins),
                                                          render(p.c.excinfo)))
 
 
-def _describe(ev: Any) -> str:
-    key = ev.key
+def _describe(ev: Any, st: Optional[MState] = None) -> str:
+    key = observe([ev.key], st.heap)[0] if st is not None else ev.key
     return "%s %s" % (ev.kind if ev.kind != "effect" else key[0],
                       ", ".join(render(k) if isinstance(k, tuple) else repr(k) for k in key[1:]))

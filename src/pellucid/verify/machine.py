@@ -34,7 +34,8 @@ class Unsupported(Exception):
 class MState:
     """One program's machine state: position, value stack, variables, handled exception."""
 
-    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "truths")
+    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "truths",
+                 "heap")
 
     def __init__(self) -> None:
         self.pc = 0
@@ -47,6 +48,10 @@ class MState:
         self.unwinding: Optional[Term] = None  # exception leaving the function
         # value -> the exact bool its truth test gave (``x or y`` keeps x itself on the stack)
         self.truths: Dict[Term, Term] = {}
+        # Contents of the exact lists this program built that no user code can have seen yet
+        # (see "Lists" below).  A list term absent from it is opaque: its contents are only
+        # known to be the same in both programs, and reaching them is an effect.
+        self.heap: Dict[Term, Tuple[Term, ...]] = {}
 
     def copy(self) -> "MState":
         s = MState.__new__(MState)
@@ -58,11 +63,13 @@ class MState:
         s.nalloc = self.nalloc
         s.unwinding = self.unwinding
         s.truths = dict(self.truths)
+        s.heap = dict(self.heap)
         return s
 
     def shape(self) -> Tuple[Any, ...]:
         return (tuple(self.stack), tuple(sorted(self.vars.items())), self.excinfo,
-                tuple(self.ehstack), self.nalloc, self.unwinding)
+                tuple(self.ehstack), self.nalloc, self.unwinding,
+                tuple(sorted(self.heap.items(), key=repr)))
 
 
 Cont = Callable[[MState, Tuple[Term, ...]], None]
@@ -181,6 +188,274 @@ def truth(term: Term, facts: Dict[Term, bool]) -> Optional[bool]:
 
 def _decide(base: Term, ins: Instr) -> Event:
     return Event("decide", ("decide", base), ins, can_raise=False, observe=False)
+
+
+# --------------------------------------------------------------------------- lists
+#
+# A list term ``("list", epoch, k)`` is always an *exact* ``list`` (BUILD_LIST, or slicing a
+# known list); a list's class cannot be reassigned, so that stays true.  While the list is in
+# ``MState.heap`` its contents are known and the operations of the list type on it that cannot
+# run user code -- append, extend by a list or tuple, subscripts with ints and slices of ints,
+# tuple conversion -- are executed on the contents (they may still raise IndexError: that
+# exception is then an event of both programs).  The order of such operations is not
+# observable; what is compared is the contents wherever a list is observed (an effect's
+# operands, the original's variables, a returned value), with identities compared only as
+# the aliasing among what is observed at once.  Known lists reachable from an effect's
+# operands (or from a cell, which user code can read) *escape*: both programs rename them to the
+# same canonical term and forget their contents, after which they are accessed through effects.
+
+def is_list(t: Any) -> bool:
+    return type(t) is tuple and len(t) == 3 and t[0] == "list"
+
+
+def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: set) -> None:
+    if type(term) is not tuple:
+        return
+    if is_list(term):
+        if term in seen:
+            return
+        seen.add(term)
+        out.append(term)
+        for t in heap.get(term, ()):
+            _walk(t, heap, out, seen)
+        return
+    for t in term:
+        _walk(t, heap, out, seen)
+
+
+def reachable_lists(roots: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> List[Term]:
+    """List terms reachable from ``roots`` (through known contents), in first-seen order."""
+    out: List[Term] = []
+    seen: set = set()
+    for r in roots:
+        _walk(r, heap, out, seen)
+    return out
+
+
+def state_roots(st: MState) -> List[Any]:
+    return [tuple(st.stack), tuple(st.vars.values()), st.excinfo, tuple(st.ehstack),
+            tuple(st.truths.items()), st.unwinding]
+
+
+def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> Tuple[Any, ...]:
+    """What can be observed of ``terms`` (observed together): each known list becomes its
+    contents, numbered by first occurrence so that aliasing is kept; opaque lists stay terms."""
+    numbers: Dict[Term, int] = {}
+
+    def snap(t: Any) -> Any:
+        if type(t) is not tuple:
+            return t
+        if is_list(t):
+            if t not in heap:
+                return t
+            if t in numbers:
+                return ("listref", numbers[t])
+            numbers[t] = len(numbers)
+            return ("known list", numbers[t], tuple(snap(x) for x in heap[t]))
+        return tuple(snap(x) for x in t)
+
+    return tuple(snap(t) for t in terms)
+
+
+def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
+    """Rename list terms everywhere in ``st`` (an injective renaming: alpha conversion)."""
+    if not mapping:
+        return
+
+    def ren(t: Any) -> Any:
+        if type(t) is not tuple:
+            return t
+        if is_list(t):
+            return mapping.get(t, t)
+        return tuple(ren(x) for x in t)
+
+    st.stack = [ren(t) for t in st.stack]
+    st.vars = {k: ren(v) for k, v in st.vars.items()}
+    st.excinfo = ren(st.excinfo)
+    st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
+    st.truths = {ren(k): ren(v) for k, v in st.truths.items()}
+    st.heap = {ren(k): tuple(ren(x) for x in v) for k, v in st.heap.items()}
+    if st.unwinding is not None:
+        st.unwinding = ren(st.unwinding)
+
+
+def escape_lists(st: MState, roots: Sequence[Any], epoch: int) -> None:
+    """User code may now hold the known lists reachable from ``roots``: forget their contents
+    and give them canonical names (the same in both programs, whose observations agreed)."""
+    mapping: Dict[Term, Term] = {}
+    for t in reachable_lists(roots, st.heap):
+        if t in st.heap:
+            mapping[t] = ("list", epoch, -1 - len(mapping))
+    if mapping:
+        rename_lists(st, mapping)
+        for t in mapping.values():
+            del st.heap[t]
+
+
+def gc_lists(st: MState) -> None:
+    """Drop the contents of known lists nothing refers to any more."""
+    live = set(reachable_lists(state_roots(st), st.heap))
+    for t in [t for t in st.heap if t not in live]:
+        del st.heap[t]
+
+
+def forget_lists(o: MState, c: MState) -> bool:
+    """Make every known list of both programs opaque (at a loop, where contents would grow
+    without bound).  Sound only when each list reachable in both programs has the same contents
+    in both -- it is afterwards assumed to -- so this returns False when that is not so."""
+    gc_lists(o)
+    gc_lists(c)
+    reach_o = set(reachable_lists(state_roots(o), o.heap))
+    reach_c = set(reachable_lists(state_roots(c), c.heap))
+    for t in set(o.heap) | set(c.heap):
+        if t in o.heap and t in c.heap:
+            if o.heap[t] != c.heap[t]:
+                return False
+        elif t in (reach_c if t in o.heap else reach_o):
+            return False  # known on one side, already opaque on the other
+    o.heap = {}
+    c.heap = {}
+    return True
+
+
+def _seq_items(t: Term, heap: Dict[Term, Tuple[Term, ...]]) -> Optional[Tuple[Term, ...]]:
+    """Items of a known list or of a tuple term (iterating them runs no user code)."""
+    if t in heap:
+        return heap[t]
+    if t[0] == "tuple":
+        return t[1]
+    return None
+
+
+def _int_const(t: Term) -> Optional[int]:
+    return t[2] if t[0] == "const" and t[1] == "int" else None
+
+
+def _index(t: Term) -> Any:
+    """An int or a slice of ints/None that indexing with runs no user code, else None."""
+    n = _int_const(t)
+    if n is not None:
+        return n
+    if t[0] == "slice" and 3 <= len(t) <= 4:
+        parts = []
+        for p in t[1:]:
+            if p == ("const", "None", None):
+                parts.append(None)
+            elif _int_const(p) is not None:
+                parts.append(_int_const(p))
+            else:
+                return None
+        return slice(*parts)
+    return None
+
+
+def _closure_of_fresh_lambda(side: "Side", fn: Term) -> Optional[Term]:
+    """``(lambda: name).__closure__``: the closure tuple of a function built here whose code is
+    exactly ``return name`` over the one free variable ``name``, with no other attribute.
+    Reading ``__closure__`` of a plain function runs no user code."""
+    if fn[0] != "func" or len(fn) < 6:
+        return None
+    attrs = [p for p in fn[3]] + [("closure" if a[1] in (8, "closure") else a[1], a[2])
+                                  for a in fn[6:]]
+    if len(attrs) != 1 or attrs[0][0] != "closure":
+        return None
+    closure = attrs[0][1]
+    if closure[0] != "tuple" or len(closure[1]) != 1 or closure[1][0][0] != "cellref":
+        return None
+    name = closure[1][0][1]
+    for c in side.code.co_consts:
+        if isinstance(c, types.CodeType) and const_term(c, side.code_keys) == fn[1]:
+            body = [(i.op, i.arg) for i in normalize(c)]
+            if (c.co_freevars == (name,) and c.co_argcount == 0 and c.co_kwonlyargcount == 0
+                    and not c.co_flags & 0x3AC  # no *args/**kwargs, not a generator/coroutine
+                    and body == [("LOAD_DEREF", name), ("RETURN_VALUE", None)]):
+                return closure
+            return None
+    return None
+
+
+def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
+    """List and tuple operations on known contents.  Returns an event, ``None`` (done) or
+    ``False`` (not such an operation: handled as usual)."""
+    op, arg, stack, heap = ins.op, ins.arg, st.stack, st.heap
+
+    def done(npop: int, push: Tuple[Term, ...] = ()) -> None:
+        _pop(st, npop)
+        stack.extend(push)
+        _advance(st)
+
+    def fails(key: Tuple[Any, ...]) -> Event:
+        return _raise_only(ins, key)
+
+    if op in ("LIST_APPEND", "LIST_EXTEND") and isinstance(arg, int) and len(stack) > arg:
+        lst, v = stack[-1 - arg], stack[-1]
+        if lst in heap:
+            items = (v,) if op == "LIST_APPEND" else _seq_items(v, heap)
+            if items is not None:
+                heap[lst] = heap[lst] + items
+                done(1)
+                return None
+    elif op == "LIST_TO_TUPLE" and stack and stack[-1] in heap:
+        done(1, (("tuple", heap[stack[-1]]),))
+        return None
+    elif op == "SUBSCR" and len(stack) >= 2:
+        seq, key = stack[-2], stack[-1]
+        items = _seq_items(seq, heap)
+        idx = _index(key) if items is not None else None
+        if idx is not None:
+            try:
+                got = items[idx]  # type: ignore[index]
+            except (IndexError, ValueError):
+                return fails(("getitem", seq, key))
+            if not isinstance(idx, slice):
+                done(2, (got,))
+            elif seq in heap:  # list.__getitem__ with a slice returns a new exact list
+                new = ("list", epoch, _alloc(st, epoch))
+                heap[new] = tuple(got)
+                done(2, (new,))
+            else:
+                done(2, (("tuple", tuple(got)),))
+            return None
+    elif op == "STORE_SUBSCR" and len(stack) >= 3 and stack[-2] in heap:
+        v, lst, key = stack[-3], stack[-2], stack[-1]
+        idx = _index(key)
+        new_items = _seq_items(v, heap) if isinstance(idx, slice) else (v,)
+        if idx is not None and new_items is not None:
+            work = list(heap[lst])
+            try:
+                if isinstance(idx, slice):
+                    work[idx] = list(new_items)
+                else:
+                    work[idx] = v
+            except (IndexError, ValueError):
+                return fails(("setitem", lst, key, v))
+            heap[lst] = tuple(work)
+            done(3)
+            return None
+    elif op == "DELETE_SUBSCR" and len(stack) >= 2 and stack[-2] in heap:
+        lst, key = stack[-2], stack[-1]
+        idx = _index(key)
+        if idx is not None:
+            work = list(heap[lst])
+            try:
+                del work[idx]
+            except (IndexError, ValueError):
+                return fails(("delitem", lst, key))
+            heap[lst] = tuple(work)
+            done(2)
+            return None
+    elif op == "LOAD_ATTR" and stack:
+        obj = stack[-1]
+        if is_list(obj) and arg in ("append", "extend"):
+            # The bound method of an exact list: calling it is LIST_APPEND / LIST_EXTEND.
+            done(1, (("method", arg, obj),))
+            return None
+        if arg == "__closure__":
+            closure = _closure_of_fresh_lambda(side, obj)
+            if closure is not None:
+                done(1, (closure,))
+                return None
+    return False
 
 
 # --------------------------------------------------------------------------- the interpreter
@@ -402,7 +677,9 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         stack.append(("tuple", tuple(_pop(st, arg))))
     elif op == "BUILD_LIST":
         items = tuple(_pop(st, arg))
-        stack.append(("list", epoch, _alloc(st, epoch), items))
+        lst = ("list", epoch, _alloc(st, epoch))
+        st.heap[lst] = items
+        stack.append(lst)
     elif op == "BUILD_SLICE":
         stack.append(("slice",) + tuple(_pop(st, arg)))
     elif op == "BUILD_STRING":
@@ -528,6 +805,9 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op in ("NOP", "END_SEND"):
         pass
     else:
+        ev = _list_step(side, st, ins, epoch)
+        if ev is not False:
+            return ev  # type: ignore[no-any-return]
         return _effect_op(side, st, ins, epoch, facts)
     _advance(st)
     return None
@@ -593,6 +873,10 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
                 raise Unsupported("keyword names are not a constant tuple")
             items = items[:-1]
         fn, args = _call_parts(items, null_slot)
+        if fn[0] == "method" and len(fn) == 3 and is_list(fn[2]):
+            if len(args) != 1 or names:
+                raise Unsupported("list.%s called with %d arguments" % (fn[1], len(args)))
+            return _list_method_call(st, ins, fn[1], fn[2], args[0], n)
         if fn[0] == "builtin" and not names:
             ev = _builtin_call(st, ins, fn[1], args, n)
             if ev is not False:
@@ -607,6 +891,9 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         fn, extra = _call_parts(items[:-1 - has_kw], null_slot)
         if extra:
             raise Unsupported("unexpected CALL_FUNCTION_EX layout")
+        if posargs in st.heap:
+            # CALL_FUNCTION_EX turns an exact list into a tuple of its items, running no user code.
+            posargs = ("tuple", st.heap[posargs])
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
     simple = {
         # op: (pops, results, key builder)
@@ -671,6 +958,14 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         if op == "MATCH_KEYS":
             vals = need(2)
             return _effect(st, ins, ("match_keys", vals[0], vals[1]), 0, 1, with_flag)
+    if op == "BUILD_CONST_KEY_MAP" and isinstance(arg, int):
+        vals = need(arg + 1)
+        ok, keys = const_value(vals[-1])
+        if ok and all(type(k) in (int, str) for k in keys):
+            # Hashing int/str constants runs no user code: the same dict, built by the same
+            # insertions, as BUILD_MAP of the (key, value) pairs.
+            pairs = tuple(x for k, v in zip(vals[-1][1], vals[:-1]) for x in (k, v))
+            return _effect(st, ins, ("build_map", pairs), arg + 1, 1)
     if op in simple:
         npop, nres, build = simple[op]
         vals = need(npop)
@@ -739,6 +1034,20 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
     raise Unsupported("instruction %s is not modelled" % op)
 
 
+def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: int) -> Optional[Event]:
+    """``lst.append(v)`` / ``lst.extend(v)`` on an exact list: what LIST_APPEND / LIST_EXTEND do
+    (same effect key when it is an effect), except that the call also pushes ``None``."""
+    none = const_term(None)
+    items = (v,) if name == "append" else _seq_items(v, st.heap)
+    if lst in st.heap and items is not None:
+        st.heap[lst] = st.heap[lst] + items
+        _pop(st, n)
+        st.stack.append(none)
+        _advance(st)
+        return None
+    return _effect(st, ins, ("list_" + name, lst, v), n, 0, lambda s, r: s.stack.append(none))
+
+
 def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -> Any:
     """Calls of builtins the fallback translation uses for what an instruction does directly.
 
@@ -765,6 +1074,9 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -
             return _effect(st, ins, ("next", x), n, 1)
         if name == "type" and x[0] in ("e", "stop"):
             pure(("typeof", x))
+            return None
+        if name == "tuple" and x in st.heap:
+            pure(("tuple", st.heap[x]))
             return None
         if name == "tuple" and x[0] == "list":
             return _effect(st, ins, ("list_to_tuple", x), n, 1)

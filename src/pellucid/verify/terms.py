@@ -14,8 +14,9 @@ across the two programs:
                                code can run between two reads with one epoch, so they agree;
 * ``("cellv", name, epoch)``   a cell's content after user code (which may rebind it) ran;
 * ``("v", k, maybe_unbound, is_bool)``  a variable introduced when two states are generalised at a loop;
-* ``("list", epoch, k, items)``the ``k``-th list built in an epoch (identity matters: mutations
-                               of it are effects);
+* ``("list", epoch, k)``       the ``k``-th exact list built in an epoch; its contents live in
+                               the program state while known (``machine.py``, "Lists"); negative
+                               ``k``: a list user code may have seen, named alike by both programs;
 * ``("not", t)``, ``("is", a, b)`` pure boolean results, and a few other pure constructors.
 
 >>> const_term(1) == const_term(True)
@@ -137,7 +138,11 @@ def _render(term: Any, depth: int) -> str:
     if kind == "is":
         return "%s is %s" % (sub(term[1]), sub(term[2]))
     if kind == "list":
-        return "[" + ", ".join(sub(t) for t in term[3]) + "]#%d.%d" % (term[1], term[2])
+        return "list#%s.%s" % (term[1], term[2])
+    if kind == "known list":
+        return "[" + ", ".join(sub(t) for t in term[2]) + "]"
+    if kind == "method":
+        return "%s.%s" % (sub(term[2]), term[1])
     if kind == "cellv":
         return "cell %s@%d" % (term[1], term[2])
     if kind in ("unbound", "null", "lasti"):
