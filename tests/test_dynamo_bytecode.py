@@ -155,11 +155,6 @@ def test_dynamo_program(name):
 # (program, code name) -> why pellucid's recompiled code is not shown equivalent (measured on
 # torch 2.13 / Python 3.11; keep minimal).  Dynamo then runs its own code for that frame.
 EXPECTED_NOT_VERIFIED = {
-    ("nested_call_break", "f"):
-        "the decompiler reads the free variable `middle` after `graph_out_0[0]` (user code that "
-        "may rebind the cell); Dynamo reads it before",
-    ("nested_call_break", "torch_dynamo_resume_in_middle_at_136"):
-        "same: the free variable `inner` is read after a user-code subscript",
     ("training_step", "wrapper"):
         "Dynamo calls `func(*args, **{})` with a fresh empty dict the decompiler drops; dict "
         "contents are not modelled",

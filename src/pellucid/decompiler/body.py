@@ -105,6 +105,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                                                for n in ast.walk(stack[k])) or _may_run_code(stack[k])]
             last = max((getattr(stack[k], "_seq", 0) for k in reading), default=-1)
             spill = [k for k in spill if getattr(stack[k], "_seq", 0) <= last or k in reading]
+        if spill:
+            # A saved value that runs code (``graph_out_0[0]``) now runs before the globals and
+            # cells read before it are used: save those too, in order, or it could rebind them.
+            runs = [getattr(stack[k], "_seq", 0) for k in spill if _may_run_code(stack[k])]
+            if runs:
+                last = max(runs)
+                for j in range(self.floor, len(stack)):
+                    v = stack[j]
+                    if j not in spill and isinstance(v, ast.Name) and not _never_changes(v) \
+                            and not self._is_fast_local(v.id) and getattr(v, "_seq", 0) < last:
+                        spill.append(j)
         if not spill:
             out.append(stmt)
             return {}

@@ -37,6 +37,28 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class _ClaimLock:
+    """An exclusive lock on a claims directory, held while one name is claimed."""
+
+    def __init__(self, claims_dir: str) -> None:
+        self.path = os.path.join(claims_dir, "claims.lock")
+        self.fh = None  # type: ignore[var-annotated]
+
+    def __enter__(self) -> "_ClaimLock":
+        self.fh = open(self.path, "a")
+        try:
+            import fcntl
+
+            fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass  # no advisory locks (Windows): claims are then only as safe as O_EXCL-free writes
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing releases the lock
+
+
 class DumpFiles:
     """Claims and writes files of one dump directory for this process."""
 
@@ -83,22 +105,19 @@ class DumpFiles:
         if name in self._mine:
             return None
         owner = os.path.join(self.claims_dir, name + ".owner")
-        me = str(os.getpid())
-        try:
-            fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
+        with _ClaimLock(self.claims_dir):
+            # Under the directory's lock, so two processes never both take a name over.
             try:
                 with open(owner) as fh:
                     pid = int(fh.read().strip() or "0")
+            except FileNotFoundError:
+                pid = 0
             except (OSError, ValueError):
                 pid = 0
-            if pid and _alive(pid) and pid != os.getpid():
+            if pid and pid != os.getpid() and _alive(pid):
                 return None
-            # A finished run's file: take the name over (stable names across runs).
-            self._write_raw(owner, me)
-        else:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(me)
+            # Free, or a finished run's file: take the name (stable names across runs).
+            self._write_raw(owner, str(os.getpid()))
         self._mine.add(name)
         return os.path.join(self.dump_dir, name)
 
