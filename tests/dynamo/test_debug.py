@@ -117,3 +117,42 @@ def test_inputs_needing_a_recompile_run_the_original_code_and_say_so_once(tmp_pa
     assert len(ours) == 1 and "graph_fn" in ours[0] and "original code runs" in ours[0], ours
     assert session.misses == ["graph_fn"]
     assert compiled_frames == 1
+
+
+def break_fn(x, y):
+    a = x.sin() + y
+    print("graph break here")
+    return a.cos() * 2
+
+
+def test_breakpoints_in_transformed_code_and_resume_function(tmp_path, capsys):
+    dump = str(tmp_path / "dump")
+    torch._dynamo.reset()
+    compiled = torch.compile(break_fn, backend="eager")
+    x, y = torch.ones(3), torch.full((3,), 2.0)
+    with pellucid.prepare_debug(dump) as capture:
+        expected = compiled(x, y)
+    frames = {f.name: f for f in capture.frames.values()}
+    (resume_name,) = [n for n in frames if n.startswith("torch_dynamo_resume_in_break_fn")]
+    transformed = frames["break_fn"].transforms[0]
+    resume = frames[resume_name].transforms[0]
+    # pellucid's recompiled code is what Dynamo runs for both frames
+    assert transformed.replacement is not None, transformed.rejected
+    assert resume.replacement is not None, resume.rejected
+    t_line = _line_of(transformed.path, "graph_out_0 =")
+    r_line = _line_of(resume.path, "graph_out_0 =")
+    rec = Recorder(dump, steps=2)
+    rec.set_break(transformed.path, t_line)
+    rec.set_break(resume.path, r_line)
+    with pellucid.debug(pause=False):
+        out = rec.runcall(compiled, x, y)
+    assert torch.equal(out, expected)
+    t_stops = [s for s in rec.stops if s[0] == os.path.basename(transformed.path)]
+    r_stops = [s for s in rec.stops if s[0] == os.path.basename(resume.path)]
+    assert t_stops and t_stops[0][1] == t_line
+    assert torch.equal(t_stops[0][2]["x"], x) and torch.equal(t_stops[0][2]["y"], y)
+    assert [s[1] for s in t_stops] == sorted(s[1] for s in t_stops) and len(t_stops) == 3
+    # the graph break's resume function is reached, with the value computed before the break
+    assert r_stops and r_stops[0][1] == r_line
+    assert torch.equal(r_stops[0][2]["a"], x.sin() + y)
+    assert rec.stops.index(t_stops[0]) < rec.stops.index(r_stops[0])
