@@ -143,8 +143,8 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
         sys.stderr.write(
             "pellucid.debug: paused before the program goes on; set breakpoints in the dumped "
             "files, then continue.\n" + "".join("  %s\n" % p for p in (running + graphs)[:20]))
-        if hook and hook != "pdb.set_trace":
-            sys.breakpointhook()  # the configured debugger (debugpy, an IDE)
+        if (hook and hook != "pdb.set_trace") or sys.breakpointhook is not sys.__breakpointhook__:
+            sys.breakpointhook()  # the debugger in charge (debugpy/VS Code, PyCharm, PYTHONBREAKPOINT)
             return
         import pdb
 
