@@ -19,7 +19,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from pellucid.dynamo import transformed_code
-from pellucid.dynamo.dump_files import DumpFiles
+from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
                                    Recompilation, Transform)
 from pellucid.dynamo.torch_features import find, warn
@@ -76,6 +76,7 @@ class Capturer:
         self._lock = threading.RLock()
         self._undo: List[Callable[[], None]] = []
         self._warned: set = set()
+        self.dump_dir_lost = False
 
     # -- installing ---------------------------------------------------------------------------
     def install(self) -> None:
@@ -97,12 +98,26 @@ class Capturer:
 
     def uninstall(self) -> None:
         while self._undo:
-            self.guarded("removing a hook", self._undo.pop())
+            undo = self._undo.pop()
+            try:
+                undo()
+            except Exception as exc:
+                warn("could not remove a hook: %s: %s" % (type(exc).__name__, exc))
 
     def guarded(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Run a callback; turn any error into one warning (per kind of failure)."""
+        if self.dump_dir_lost:
+            return None  # said once already; Dynamo's own code runs from here on
         try:
             return fn(*args)
+        except DumpDirError as exc:
+            self.dump_dir_lost = True
+            message = ("the dump directory %s cannot be written any more (%s); pellucid stops "
+                       "dumping and the program goes on with Dynamo's own code"
+                       % (self.files.dump_dir, exc.strerror or exc))
+            self.capture.warnings.append(message)
+            warn(message)
+            return None
         except Exception as exc:  # never let pellucid break the user's program
             key = (what, type(exc).__name__)
             if key not in self._warned:
@@ -134,8 +149,12 @@ class Capturer:
             self.capture.files.append(path)
             if t.replacement is None:
                 message = ("Dynamo's own code runs for %s (compile %s): %s; disassembly in %s"
-                           % (original.co_name, compile_id, t.rejected, path))
+                           % (frame.qualname, compile_id, t.rejected, path))
                 self.capture.warnings.append(message)
+                if t.source is None:
+                    # pellucid failed (not just "could not show it equivalent"): say so, once
+                    # per frame; the index lists the others
+                    warn(message)
             return t.replacement
 
     def frame_for(self, code: types.CodeType) -> CompiledFrame:

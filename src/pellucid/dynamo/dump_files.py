@@ -37,6 +37,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class DumpDirError(OSError):
+    """The dump directory cannot be written any more (removed, made read-only, disk full)."""
+
+
 class _ClaimLock:
     """An exclusive lock on a claims directory, held while one name is claimed."""
 
@@ -105,6 +109,13 @@ class DumpFiles:
         if name in self._mine:
             return None
         owner = os.path.join(self.claims_dir, name + ".owner")
+        try:
+            return self._claim_locked(name, owner)
+        except OSError as exc:
+            raise DumpDirError(exc.errno, "cannot claim %s: %s" % (name, exc.strerror or exc),
+                               self.dump_dir) from exc
+
+    def _claim_locked(self, name: str, owner: str) -> Optional[str]:
         with _ClaimLock(self.claims_dir):
             # Under the directory's lock, so two processes never both take a name over.
             try:
@@ -123,7 +134,11 @@ class DumpFiles:
 
     def write(self, path: str, text: str) -> None:
         """Write ``text`` to ``path`` atomically (temporary file in the same directory, rename)."""
-        self._write_raw(path, text)
+        try:
+            self._write_raw(path, text)
+        except OSError as exc:
+            raise DumpDirError(exc.errno, "cannot write %s: %s" % (path, exc.strerror or exc),
+                               self.dump_dir) from exc
 
     @staticmethod
     def _write_raw(path: str, text: str) -> None:
