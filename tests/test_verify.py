@@ -118,6 +118,10 @@ def _code(src, name="f", env=None):
 
 
 DIFFERENT = [
+    ("star tuple in another order", "def f(g, a, b):\n    return g(*(a, b))\n",
+     "def f(g, a, b):\n    return g(b, a)\n"),
+    ("star tuple with keywords vs plain call", "def f(g, a, b):\n    return g(*(a,), b=b)\n",
+     "def f(g, a, b):\n    return g(a, b)\n"),
     ("swapped call order", "def f(a, b):\n    a()\n    b()\n", "def f(a, b):\n    b()\n    a()\n"),
     ("different constant", "def f(g):\n    return g(1)\n", "def f(g):\n    return g(2)\n"),
     ("int vs bool constant", "def f(g):\n    return g(1)\n", "def f(g):\n    return g(True)\n"),
@@ -244,6 +248,11 @@ def test_edited_decompiled_source_is_rejected(old, new):
 # --------------------------------------------------------------------------- positive pairs
 
 SAME = [
+    ("call with a star tuple vs plain call", "def f(g, a, b):\n    return g(*(a, b))\n",
+     "def f(g, a, b):\n    return g(a, b)\n"),
+    ("call with 40 arguments (the compiler uses CALL_FUNCTION_EX on 3.11+)",
+     "def f(g, a):\n    return g(%s)\n" % ", ".join(["a"] * 40),
+     "def f(g, a):\n    return g(*(%s,))\n" % ", ".join(["a"] * 40)),
     ("inverted if", "def f(x, a, b):\n    if not x:\n        a()\n    else:\n        b()\n",
      "def f(x, a, b):\n    if x:\n        b()\n    else:\n        a()\n"),
     ("temporary", "def f(f1, g):\n    return g(f1())\n",

@@ -894,6 +894,11 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         if posargs in st.heap:
             # CALL_FUNCTION_EX turns an exact list into a tuple of its items, running no user code.
             posargs = ("tuple", st.heap[posargs])
+        if kw is None and posargs[0] == "tuple" and fn[0] != "builtin" and not (
+                fn[0] == "method" and len(fn) == 3 and is_list(fn[2])):
+            # ``f(*(a, b))`` with a known tuple is the call ``f(a, b)``: the compiler itself
+            # writes a call with very many arguments this way (3.11+: over 30 stack items).
+            return _effect(st, ins, ("call", fn, tuple(posargs[1]), ()), n, 1)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
     simple = {
         # op: (pops, results, key builder)
