@@ -35,10 +35,12 @@ the fallback keeps the helper names (``__pellucid_state``...) as class attribute
 ``__pellucid_fallback__`` is an extra local (a global in module code, an attribute in a class).
 """
 import ast
+import contextlib
 import os
 import sys
+import threading
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
@@ -64,8 +66,33 @@ class FallbackError(Exception):
 
 
 def forced() -> bool:
-    """``PELLUCID_FORCE_FALLBACK=1``: every code object goes through the fallback (for testing)."""
-    return os.environ.get(ENV_FORCE, "") not in ("", "0")
+    """``PELLUCID_FORCE_FALLBACK=1`` (for testing) or :func:`force_fallback`: every code object
+    goes through the fallback."""
+    return getattr(_FORCE, "reason", None) is not None or os.environ.get(ENV_FORCE, "") not in ("", "0")
+
+
+def _forced_reason() -> str:
+    return getattr(_FORCE, "reason", None) or "forced by %s" % ENV_FORCE
+
+
+# Per thread, so a retry in one thread does not change how another thread decompiles.
+_FORCE = threading.local()
+
+
+@contextlib.contextmanager
+def force_fallback(reason: str) -> Iterator[None]:
+    """Decompile everything inside the block with the fallback, whose marker says ``reason``.
+
+    Used when the structured output is nested too deeply for the recursive passes after it
+    (``ast`` visitors, unparse, CPython's compiler): the fallback's one statement per
+    instruction keeps every expression flat.
+    """
+    previous = getattr(_FORCE, "reason", None)
+    _FORCE.reason = reason
+    try:
+        yield
+    finally:
+        _FORCE.reason = previous
 
 
 def _slot(depth: int) -> str:
@@ -1148,7 +1175,7 @@ def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bo
 
     try:
         if forced():
-            raise StructureError("forced by %s" % ENV_FORCE)
+            raise StructureError(_forced_reason())
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
         return sub.statements(), sub
     except _INTERNAL as exc:
@@ -1232,7 +1259,7 @@ def class_body_lines(code: types.CodeType, pool: ConstantPool) -> List[str]:
 
     try:
         if forced():
-            raise StructureError("forced by %s" % ENV_FORCE)
+            raise StructureError(_forced_reason())
         node = BodyDecompiler(code, pool).class_def(FunctionStub(code), "X", [], [])
         stmts = node.body
     except _INTERNAL as exc:

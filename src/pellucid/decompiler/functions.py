@@ -4,6 +4,7 @@ Also where a code object's signature (``/``, ``*``, defaults, annotations) and a
 declarations (docstring, ``global``, ``nonlocal``) are rebuilt.
 """
 import ast
+import dis
 import inspect
 import sys
 import types
@@ -19,6 +20,24 @@ CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
 CO_COROUTINE = inspect.CO_COROUTINE
 CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
 CO_GENERATOR = inspect.CO_GENERATOR
+_FRAME_KINDS = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+_RETURN_GENERATOR = dis.opmap.get("RETURN_GENERATOR")
+
+
+def kind_flags(code: types.CodeType) -> int:
+    """``co_flags`` as far as they decide what calling the code makes.
+
+    From 3.11 a call makes a generator, coroutine or async generator only by running the
+    RETURN_GENERATOR instruction; a code object that has the flag but not the instruction (made
+    with ``code.replace(co_flags=...)``) runs as a plain function, so it is decompiled as one.
+    """
+    flags = code.co_flags
+    if _RETURN_GENERATOR is None or not flags & _FRAME_KINDS:
+        return flags
+    raw = code.co_code
+    if any(raw[i] == _RETURN_GENERATOR for i in range(0, len(raw), 2)):
+        return flags
+    return flags & ~_FRAME_KINDS
 _CLASS_BOOKKEEPING = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__",
                       "__classcell__", "__classdictcell__")
 
@@ -146,7 +165,7 @@ class FunctionBuilder:
         body = self.nested_body(code)
         args = build_arguments(code, stub.defaults, stub.kwdefaults, stub.annotations)
         returns = stub.annotations.get("return")
-        kind = ast.AsyncFunctionDef if code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
+        kind = ast.AsyncFunctionDef if kind_flags(code) & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
         node = kind(name, args, body or [ast.Pass()], decorators, returns)
         if PY >= (3, 12):
             node.type_params = []
@@ -237,11 +256,33 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
         head.append(ast.Expr(ast.Constant(doc)))
     head.extend(sub.declarations())
     body = head + stmts
-    if code.co_flags & (CO_GENERATOR | CO_ASYNC_GENERATOR) and not _yields(body):
+    flags = kind_flags(code)
+    if flags & CO_ASYNC_GENERATOR and _returns_value(body):
+        # Only hand-made bytecode gets here (<= 3.10: the flag alone makes an async generator).
+        from pellucid.errors import DecompileError
+
+        raise DecompileError("%s is flagged as an async generator but returns a value; no Python "
+                             "source has that form" % code.co_name)
+    if flags & (CO_GENERATOR | CO_ASYNC_GENERATOR) and not _yields(body):
         # ``while False: yield`` leaves a generator without a yield instruction; the dead
         # yield keeps the flag (the compiler drops the code, not the flag).
         body.append(ast.If(ast.Constant(False), [ast.Expr(ast.Yield(None))], []))
     return body
+
+
+def _returns_value(stmts: List[ast.stmt]) -> bool:
+    """Whether the body (not nested functions or classes) has ``return <value>``."""
+    work: List[ast.AST] = list(stmts)
+    while work:
+        node = work.pop()
+        if isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.stmt):
+            work.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _yields(stmts: List[ast.stmt]) -> bool:

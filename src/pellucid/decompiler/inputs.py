@@ -83,7 +83,7 @@ def _code_of(obj: Any, depth: int) -> types.CodeType:
             f"{_describe_c_callable(obj)} is implemented in C and has no Python bytecode"
         )
     if inspect.isclass(obj):
-        raise DecompileError(_class_message(obj))
+        raise DecompileError(class_message(obj))
     if isinstance(obj, types.ModuleType):
         raise DecompileError(_module_message(obj))
     if isinstance(obj, str):
@@ -162,7 +162,8 @@ def _methods_with_code(cls: type) -> List[str]:
     return names
 
 
-def _class_message(cls: type) -> str:
+def class_message(cls: type) -> str:
+    """Why ``cls`` has no single code object, and what to decompile instead."""
     qualname = getattr(cls, "__qualname__", None) or getattr(cls, "__name__", repr(cls))
     try:
         methods = _methods_with_code(cls)

@@ -11,12 +11,16 @@ import types
 from typing import Any, Dict, List, Optional
 
 from pellucid.decompiler.constants import ConstantPool
+from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
 from pellucid.decompiler.unparse import unparse
 from pellucid.errors import DecompileError
 
 PY = sys.version_info[:2]
 _KIND_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generator, coroutine, iterable coroutine, async gen
+# CO_ITERABLE_COROUTINE (set by @types.coroutine) has no source form; like every other flag it
+# is copied onto the new code below, so it is not compared.
+_SOURCE_KIND_FLAGS = _KIND_FLAGS & ~0x100
 WRAPPER = "__pellucid_closure__"
 TARGET = "__pellucid_target__"
 
@@ -149,7 +153,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
             problems.append(attr)
     if new.co_freevars != code.co_freevars:
         problems.append("co_freevars %r != %r" % (new.co_freevars, code.co_freevars))
-    if (new.co_flags & _KIND_FLAGS) != (code.co_flags & _KIND_FLAGS):
+    if (new.co_flags & _SOURCE_KIND_FLAGS) != (kind_flags(code) & _SOURCE_KIND_FLAGS):
         problems.append("co_flags %#x != %#x" % (new.co_flags, code.co_flags))
     if new.co_varnames[:_nargs(code)] != code.co_varnames[:_nargs(code)]:
         problems.append("argument names")

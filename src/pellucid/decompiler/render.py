@@ -5,7 +5,7 @@ import types
 from typing import Any, Dict, Optional, Tuple
 
 from pellucid.decompiler.constants import ConstantPool
-from pellucid.decompiler.functions import build_arguments, finish_function_body, CO_COROUTINE, CO_ASYNC_GENERATOR
+from pellucid.decompiler.functions import build_arguments, finish_function_body, kind_flags, CO_COROUTINE, CO_ASYNC_GENERATOR
 from pellucid.decompiler.statements_cleanup import tidy
 from pellucid.decompiler.unparse import unparse
 
@@ -31,18 +31,20 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     d = defaults or {}
     args = build_arguments(code, d.get("defaults", []), d.get("kwdefaults", {}), d.get("annotations", {}))
     fname = name or (code.co_name if code.co_name.isidentifier() else "__pellucid_function__")
-    kind = ast.AsyncFunctionDef if code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
+    kind = ast.AsyncFunctionDef if kind_flags(code) & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
     node = kind(fname, args, body or [ast.Pass()], [], d.get("annotations", {}).get("return"))
     if PY >= (3, 12):
         node.type_params = []
     return tidy(ast.Module([node], [])), pool
 
 
-def render_code(code: types.CodeType, func: Any = None) -> str:
-    """Readable source for ``code``; a lambda is shown as ``lambda ...: ...``."""
+def render_code(code: types.CodeType, func: Any = None, name: Optional[str] = None) -> str:
+    """Readable source for ``code``; a lambda is shown as ``lambda ...: ...``.
+
+    ``name`` renames the definition (a class attribute bound to a function of another name)."""
     pool = ConstantPool()
     defaults = defaults_of(func, pool) if func is not None else None
-    tree, pool = code_to_ast(code, consts=pool, defaults=defaults)
+    tree, pool = code_to_ast(code, name=name, consts=pool, defaults=defaults)
     if code.co_name == "<lambda>" and len(tree.body) == 1:
         fn = tree.body[0]
         if len(fn.body) == 1 and isinstance(fn.body[0], ast.Return):
