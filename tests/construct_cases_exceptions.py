@@ -506,3 +506,103 @@ def f(n):
         handled = len(eg.exceptions)
     return handled
 """, [(1,), (2,)], min_version=(3, 11))
+
+# -- leaving try/finally, with and except clauses from inside a loop (≤3.10 unwinds at the jump)
+
+case("loop_except_pass_is_last", r"""
+def f(maps, key):
+    for m in maps:
+        try:
+            return m[key]
+        except KeyError:
+            pass
+    return "missing"
+""", [([], "a"), ([{}, {"a": 1}], "a"), ([{}, {}], "a"), ([{}, 5], "a")])
+
+case("while_true_break_in_try_finally", r"""
+def f(xs, log):
+    i = 0
+    while True:
+        try:
+            if i >= len(xs) or xs[i] is None:
+                break
+            log.append(10 // xs[i])
+        finally:
+            log.append("f")
+        i += 1
+    log.append("after")
+    return i
+""", [([], []), ([1, 2, None, 3], []), ([1, 0], [])])
+
+case("break_through_nested_finally", r"""
+def f(xs, log):
+    for x in xs:
+        try:
+            try:
+                if x < 0:
+                    break
+                if x == 0:
+                    continue
+                log.append(x)
+            finally:
+                log.append("inner")
+        finally:
+            log.append("outer")
+        log.append("end")
+    else:
+        log.append("else")
+    return len(log)
+""", [([], []), ([1, 0, 2], []), ([1, -1, 2], [])])
+
+case("break_from_with_inside_try_finally", r"""
+import contextlib
+
+def f(xs, log):
+    @contextlib.contextmanager
+    def cm(x):
+        log.append(("enter", x))
+        yield x
+        log.append(("exit", x))
+    for x in xs:
+        try:
+            with cm(x):
+                if x == "stop":
+                    break
+                if x == "skip":
+                    continue
+                log.append(x)
+        finally:
+            log.append("finally")
+    return len(log)
+""", [([], []), (["a", "skip", "b", "stop", "c"], [])])
+
+case("break_in_try_finally_with_branching_finally", r"""
+def f(xs, log):
+    for x in xs:
+        try:
+            if x == "stop":
+                break
+            log.append(x)
+        finally:
+            if x:
+                log.append("nonempty")
+            else:
+                log.append("empty")
+    return log
+""", [([], []), (["a", "", "stop", "b"], [])])
+
+case("break_from_except_clause_with_code", r"""
+def f(xs):
+    out = []
+    while xs:
+        x = xs.pop()
+        try:
+            out.append(10 // x)
+        except ZeroDivisionError:
+            out.append("zero")
+            break
+        except TypeError:
+            continue
+        out.append("ok")
+    return out, xs
+""", [([],), ([1, 2],), ([3, 0, 5],), ([1, "s", 2],)])

@@ -50,12 +50,7 @@ def except_as(x):
 
 
 FUNCS = [try_finally_return, loop_with, except_as]
-# break/continue inside a with inside a loop: the structurer sees several break targets on 3.8
-# (known, strict: remove the mark when it passes).
-ROUND_TRIP = [try_finally_return,
-              pytest.param(loop_with, marks=pytest.mark.xfail(
-                  strict=True, reason="3.8 break inside with inside a loop: several break targets")),
-              except_as]
+ROUND_TRIP = [try_finally_return, loop_with, except_as]
 
 
 @pytest.mark.parametrize("func", FUNCS, ids=lambda f: f.__name__)
@@ -65,7 +60,7 @@ def test_no_subroutine_opcodes_left(func):
     assert not ops & LEGACY
 
 
-@pytest.mark.parametrize("func", ROUND_TRIP, ids=lambda f: getattr(f, "__name__", "loop_with"))
+@pytest.mark.parametrize("func", ROUND_TRIP, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("arg", [0, 1, [0, 1, 2, 3]])
 def test_round_trip(func, arg):
     import pellucid

@@ -14,28 +14,21 @@ from typing import AbstractSet, Dict, Union
 # Measured with bench/swap_report.py on every version (see the issue note for the figures): a
 # target is listed where some function did not swap or some CPython test regressed.
 EXPECTED_FAILURES: Dict[str, Union[str, AbstractSet[str]]] = {
-    "argparse": {"3.8", "3.9", "3.10", "3.13"},
+    "argparse": {"3.13"},
     "ast": {"3.8", "3.9", "3.10"},
     # every version: the pure-Python OrderedDict methods (shadowed by C, found through gc) fail
     # to recompile inside the runner's import hook with a circular-import ImportError; all of
     # collections' CPython tests still pass swapped (0 regressed).
     "collections": "all",
-    "configparser": {"3.8", "3.9", "3.10"},
     "contextlib": {"3.10", "3.11", "3.12", "3.13"},
-    "csv": {"3.8", "3.9", "3.10"},
     "dataclasses": {"3.13"},
     "difflib": {"3.8", "3.9", "3.10", "3.13"},
     "email": {"3.8", "3.9", "3.10", "3.13"},
     "enum": {"3.8", "3.9", "3.10", "3.13"},
     "functools": {"3.10", "3.13"},
-    "gettext": {"3.8", "3.9", "3.10"},
-    "glob": {"3.10", "3.13"},
-    "graphlib": {"3.9", "3.10"},
-    "ipaddress": {"3.8", "3.9"},
-    "json": {"3.8", "3.9", "3.10"},
-    "pprint": {"3.8", "3.9", "3.10"},
+    "glob": {"3.10"},
+    "graphlib": {"3.10"},
     "statistics": {"3.8", "3.9"},
-    "urllib.parse": {"3.8", "3.9"},
 }
 
 

@@ -53,8 +53,15 @@ class CFG:
         self._prune_unreachable()
         self.handler_blocks: Set[Block] = {self.block_at[b.handler.target] for b in self.blocks
                                            if b.handler is not None and b.handler.target in self.block_at}
+        # Exception edges (protected block -> its innermost handler), kept apart from ``preds``.
+        self.exc_preds: Dict[Block, List[Block]] = {}
+        for b in self.blocks:
+            if b.handler is not None and b.handler.target in self.block_at:
+                self.exc_preds.setdefault(self.block_at[b.handler.target], []).append(b)
         self.ipdom: Dict[Block, Optional[Block]] = {}
         self.idom: Dict[Block, Optional[Block]] = {}
+        self._dom_depth: Dict[Block, int] = {}
+        self._pdom_depth: Dict[Block, int] = {}
         self._post_dominators()
         self._dominators()
 
@@ -123,19 +130,32 @@ class CFG:
         self.ipdom = {b: ip.get(b) for b in self.blocks}
 
     def _dominators(self) -> None:
-        roots = [self.blocks[0]] + [b for b in self.handler_blocks if b is not self.blocks[0]]
-        order = _reverse_postorder(roots, lambda b: b.succs)
-        self.idom = _immediate_dominators(order, roots, lambda b: b.preds)
+        """Dominators over normal and exception edges: a handler is reached from the blocks it
+        protects, so a ``continue`` in an ``except`` clause is a back edge of the loop."""
+        succs: Dict[Block, List[Block]] = {b: list(b.succs) for b in self.blocks}
+        for h, ps in self.exc_preds.items():
+            for p in ps:
+                succs[p].append(h)
+        roots = [self.blocks[0]] + [b for b in self.handler_blocks
+                                    if b is not self.blocks[0] and not self.exc_preds.get(b)]
+        order = _reverse_postorder(roots, lambda b: succs[b])
+        self.idom = _immediate_dominators(order, roots, self.all_preds)
         self.rank = {b: k for k, b in enumerate(order)}
+
+    def all_preds(self, b: Block) -> List[Block]:
+        """Predecessors over normal and exception edges."""
+        extra = self.exc_preds.get(b)
+        return b.preds + extra if extra else b.preds
 
     def dominates(self, a: Block, b: Block) -> bool:
         """Whether every path from the entry to ``b`` passes ``a``."""
+        # Climb only as far as ``a``'s depth: a long chain of ifs makes the tree deep, and
+        # walking to the root on every query made large functions quadratic.
+        da, db = _depth(self.idom, a, self._dom_depth), _depth(self.idom, b, self._dom_depth)
         node: Optional[Block] = b
-        while node is not None:
-            if node is a:
-                return True
-            node = self.idom.get(node)
-        return False
+        for _ in range(db - da):
+            node = self.idom.get(node)  # type: ignore[arg-type]
+        return node is a
 
     # -- loops ----------------------------------------------------------------------------------
     def loop_body(self, header: Block) -> Set[Block]:
@@ -148,7 +168,7 @@ class CFG:
             if b in body:
                 continue
             body.add(b)
-            work.extend(b.preds)
+            work.extend(self.all_preds(b))
         return body if latches else set()
 
     def is_loop_header(self, b: Block) -> bool:
@@ -156,17 +176,34 @@ class CFG:
 
     def common_pdom(self, a: Optional[Block], b: Optional[Block]) -> Optional[Block]:
         """Nearest block post-dominating both (``None``: only the function exit does)."""
-        seen = []
-        node = a
-        while node is not None:
-            seen.append(node)
-            node = self.ipdom.get(node)
-        node = b
-        while node is not None:
-            if node in seen:
-                return node
-            node = self.ipdom.get(node)
-        return None
+        if a is None or b is None:
+            return None
+        da, db = _depth(self.ipdom, a, self._pdom_depth), _depth(self.ipdom, b, self._pdom_depth)
+        x: Optional[Block] = a
+        y: Optional[Block] = b
+        while da > db:
+            x, da = self.ipdom.get(x), da - 1  # type: ignore[arg-type]
+        while db > da:
+            y, db = self.ipdom.get(y), db - 1  # type: ignore[arg-type]
+        while x is not y:
+            if x is None or y is None:
+                return None
+            x, y = self.ipdom.get(x), self.ipdom.get(y)
+        return x
+
+
+def _depth(parent: Dict[Block, Optional[Block]], b: Block, memo: Dict[Block, int]) -> int:
+    """Number of ancestors of ``b`` in a (post-)dominator forest, memoised."""
+    chain: List[Block] = []
+    node: Optional[Block] = b
+    while node is not None and node not in memo:
+        chain.append(node)
+        node = parent.get(node)
+    d = memo[node] if node is not None else -1
+    for n in reversed(chain):
+        d += 1
+        memo[n] = d
+    return memo[b]
 
 
 def _reverse_postorder(roots: List[Block], edges: Callable[[Block], List[Block]]) -> List[Block]:

@@ -31,30 +31,105 @@ def _terminal_path(block: Block) -> bool:
     return False
 
 
+def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
+    """Every path from ``block`` returns or raises without coming back to ``body``."""
+    seen: Set[Block] = set()
+    work = [block]
+    while work:
+        b = work.pop()
+        if b in seen:
+            continue
+        if b in body or len(seen) > 64:
+            return False
+        seen.add(b)
+        if not b.succs and b.last.op not in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            return False
+        work.extend(b.succs)
+    return True
+
+
 def strip_trailing_continue(stmts: List[ast.stmt]) -> List[ast.stmt]:
     """A ``continue`` that ends a loop body (or both arms of its last ``if``) says nothing."""
     if not stmts:
         return stmts
     last = stmts[-1]
     if isinstance(last, ast.Continue):
-        stmts = stmts[:-1]
-    elif isinstance(last, ast.If):
+        return strip_trailing_continue(stmts[:-1])
+    if isinstance(last, ast.If):
         last.body = strip_trailing_continue(last.body) or [ast.Pass()]
         if last.orelse:
             last.orelse = strip_trailing_continue(last.orelse)
+    elif isinstance(last, (ast.With, ast.AsyncWith)):
+        last.body = strip_trailing_continue(last.body) or [ast.Pass()]
+    elif isinstance(last, ast.Try):
+        # (never from ``finally``: a ``continue`` there swallows the exception)
+        if not last.orelse:
+            last.body = strip_trailing_continue(last.body) or [ast.Pass()]
+        else:
+            last.orelse = strip_trailing_continue(last.orelse) or [ast.Pass()]
+        for h in last.handlers:
+            h.body = strip_trailing_continue(h.body) or [ast.Pass()]
     return stmts
 
 
 class LoopBuilder:
     """Mixin over Structurer: builds loop statements."""
 
-    def _exits(self, body: FrozenSet[Block]) -> Set[Block]:
+    def _exits(self, body: FrozenSet[Block], header: Optional[Block] = None) -> Set[Block]:
         """Blocks the loop body jumps out to, except paths that only return or raise (those
-        are written inline in the body, which is what ``return`` inside a loop means)."""
-        return {s for b in body for s in b.succs if s not in body and not _terminal_path(s)}
+        are written inline in the body, which is what ``return`` inside a loop means).
 
-    def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx) -> Optional[Block]:
+        Handler code is part of the loop when it goes back to it (``continue`` in an
+        ``except`` clause); what such code reaches only to return or re-raise is no exit."""
+        exits = {s for b in body for s in b.succs if s not in body and not _terminal_path(s)}
+        if header is None or not exits:
+            return exits
+        normal: Set[Block] = set()
+        work = [header]
+        while work:
+            b = work.pop()
+            if b in normal or b not in body:
+                continue
+            normal.add(b)
+            work.extend(b.succs)
+        return {s for s in exits
+                if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
+
+    def _leave_target(self, exit_block: Block, body: FrozenSet[Block]) -> Optional[Block]:
+        """Where a ``break`` that leaves a ``try``/``with``/``except`` really goes.
+
+        ≤3.10 unwinds at the ``break`` itself: the ``finally`` copy, the ``__exit__`` call or the
+        ``POP_EXCEPT`` (with the end of the clause), the iterator's ``POP_TOP``, then a jump to
+        the code after the loop.  That unwinding path is the loop's exit block but not its
+        follow: the follow is the jump's target.  ``None`` when ``exit_block`` is no such path.
+        """
+        if any(p not in body for p in exit_block.preds):
+            return None
+        chain = self.handler_chain(exit_block)  # type: ignore[attr-defined]
+        unwinds = any(self.handler_chain(p) != chain for p in exit_block.preds)  # type: ignore[attr-defined]
+        node: Optional[Block] = exit_block
+        for _ in range(64):
+            if node is None or node in body or not self.cfg.dominates(exit_block, node):
+                return None
+            if any(i.op == "POP_EXCEPT" for i in node.instrs):
+                unwinds = True
+            if node.last.op == "JUMP" and node.jump is not None and node.jump not in body:
+                target = node.jump
+                if not unwinds or target is exit_block:
+                    return None
+                return target
+            node = self.cfg.ipdom.get(node)
+        return None
+
+    def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
+                body: FrozenSet[Block] = frozenset()) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)
+        if body:
+            resolved = set()
+            for b in breaks:
+                target = self._leave_target(b, body)
+                resolved.add(b if target is None else target)
+            breaks = resolved - {normal} if normal is not None else resolved
         if not breaks:
             return normal
         if len(breaks) == 1:
@@ -81,7 +156,7 @@ class LoopBuilder:
     def build_loop(self, header: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                    out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         body = frozenset(self.cfg.loop_body(header))
-        exits = self._exits(body)
+        exits = self._exits(body, header)
         if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
             return self._build_for(header, body, exits, stack, ctx, stop, out)
         return self._build_while(header, body, exits, stack, ctx, stop, out, None)
@@ -108,7 +183,7 @@ class LoopBuilder:
         if not isinstance(it, M.Iterator):
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
-        follow = self._follow(exits, normal, ctx)
+        follow = self._follow(exits, normal, ctx, body)
         after_stack = stack[:-1]
         self.active_loops.add(header)
         try:
@@ -146,7 +221,9 @@ class LoopBuilder:
         start = header
         cont = header
         # Header-tested ``while cond:`` (≤3.9 layout): the header only computes the condition.
-        if header.last.op in POP_JUMPS:
+        # (Not when the test is inside a ``try``/``with`` that the loop body is in: its exit
+        # path then runs the ``finally``/``__exit__`` first, so it is a ``break`` in the body.)
+        if header.last.op in POP_JUMPS and self.effective_handler(header) == ctx.exc:  # type: ignore[attr-defined]
             trial = list(stack)
             sink: List[ast.stmt] = []
             try:
@@ -159,7 +236,7 @@ class LoopBuilder:
                 cond = c if t in body else negate(c)
                 start = t if t in body else f
                 normal = f if t in body else t
-        follow = self._follow(exits, normal, ctx)
+        follow = self._follow(exits, normal, ctx, body)
         self.active_loops.add(header)
         try:
             loop_ctx = self._loop_ctx(ctx, header, cont, follow, body)
@@ -200,8 +277,8 @@ class LoopBuilder:
         latch_cond = c if t is header else negate(c)
         if ast.dump(latch_cond) != ast.dump(cond):
             return None
-        exits = self._exits(body)
-        follow = self._follow(exits, normal, ctx)
+        exits = self._exits(body, header)
+        follow = self._follow(exits, normal, ctx, body)
         self.active_loops.add(header)
         try:
             body_s, _, _ = self.walk(header, list(stack),

@@ -9,9 +9,10 @@ The handler's code is decompiled like any other code (its exception-match tests 
 over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except`` clauses.
 """
 import ast
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise
@@ -83,16 +84,20 @@ class ProtectedBuilder:
     def protected_set(self, target: int) -> FrozenSet[Block]:
         return frozenset(b for b in self.cfg.blocks if target in self.handler_chain(b))
 
-    def private_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+    def private_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Union[bool, List[ast.stmt]]:
         """Whether ``block`` starts a path that only leaves the function or loop (``return`` in a
-        ``try``: ≤3.10 pops the block first, 3.9+ copies ``finally`` before it)."""
+        ``try``: ≤3.10 pops the block first, 3.9+ copies ``finally`` before it).
+
+        For ``finally`` and ``with`` regions the answer is the path's statements (the ``finally``
+        copy, then ``return``/``break``/``continue``), which belong at the end of the body;
+        ``True`` means "walk on, the path is part of the body"; ``False`` that it is not one."""
         mode = self._absorb.get(ctx.exc) if ctx.exc is not None else None
         if mode is None:
             return False
         if mode == "finally":
-            return self._is_finally_exit(block, ctx, stack)
+            return self._is_finally_exit(block, ctx, stack) or False
         if mode == "with":
-            return self._is_with_exit(block, ctx, stack)
+            return self._is_with_exit(block, ctx, stack) or False
         node: Optional[Block] = block
         for _ in range(64):
             if node is None or len(node.preds) != 1 or node in self.cfg.handler_blocks:
@@ -110,12 +115,34 @@ class ProtectedBuilder:
             node = nxt
         return False
 
+    def _level_ctxs(self) -> Dict[int, Ctx]:
+        """The context each ``try``/``with`` statement was built in, by handler level."""
+        found: Optional[Dict[int, Ctx]] = self.__dict__.get("_pellucid_level_ctxs")
+        if found is None:
+            found = {}
+            self.__dict__["_pellucid_level_ctxs"] = found
+        return found
+
     def _exit_path(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """Decompile the private path starting at ``block`` on its own, outside the region;
-        ``None`` unless it is entered from one place and never falls through."""
-        if len(block.preds) != 1:
-            return None
-        outer = Ctx(ctx.loop, None, self.effective_handler(block))
+        ``None`` unless it is entered only from the region and never falls through.
+
+        It is walked in the context the statement itself was built in, so a path that also
+        leaves enclosing ``try``/``with`` statements is read by them in turn."""
+        if len(block.preds) != 1 and (self._absorb.get(ctx.exc) != "finally" or ctx.region is None
+                                      or any(p not in ctx.region or p.last.op not in POP_JUMPS
+                                             for p in block.preds)):
+            return None  # (several jumps from a try body: ``if a or b: break``)
+        handler = self.effective_handler(block)
+        enclosing = self._level_ctxs().get(ctx.exc) if ctx.exc is not None else None
+        if enclosing is not None and enclosing.exc == handler:
+            outer = Ctx(ctx.loop, enclosing.region, handler)
+        else:
+            outer = Ctx(ctx.loop, None, handler)
+        busy = self.__dict__.setdefault("_pellucid_exit_paths", set())
+        if (block, ctx.exc) in busy:
+            return None  # already being read further up (a path that loops back to itself)
+        busy.add((block, ctx.exc))
         saved_absorb = self._absorb.pop(ctx.exc)
         try:
             trial, st, _ = self.walk(block, list(stack), outer, frozenset())
@@ -123,39 +150,78 @@ class ProtectedBuilder:
             return None
         finally:
             self._absorb[ctx.exc] = saved_absorb
+            busy.discard((block, ctx.exc))
         return trial if st is None and trial else None
 
-    def _is_with_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+    def _outer_finals(self, level: Optional[int], loop_only: bool) -> List[List[ast.stmt]]:
+        """``finally`` bodies of the statements enclosing ``level``'s, innermost first: a
+        ``return`` (or, inside one loop, ``break``/``continue``) runs their copies too."""
+        if level is None:
+            return []
+        out: List[List[ast.stmt]] = []
+        ctxs = self._level_ctxs()
+        here = ctxs.get(level)
+        header = here.loop.header if here is not None and here.loop is not None else None
+        while here is not None and here.exc is not None:
+            outer = here.exc
+            here = ctxs.get(outer)
+            if loop_only and (here is None or here.loop is None or here.loop.header is not header):
+                break  # that statement encloses the loop: break/continue stay inside it
+            final = self._finally_bodies.get(outer) if self._absorb.get(outer) == "finally" else None
+            if final is not None:
+                out.append(final)
+        return out
+
+    def _drop_outer_copies(self, body: List[ast.stmt], level: Optional[int]) -> List[ast.stmt]:
+        """``[<copies of enclosing finally bodies>, terminal]`` -> ``[terminal]``."""
+        if not body or not isinstance(body[-1], (ast.Return, ast.Break, ast.Continue)):
+            return body
+        head = body[:-1]
+        loop_only = isinstance(body[-1], (ast.Break, ast.Continue))
+        for final in self._outer_finals(level, loop_only):
+            if not head:
+                break
+            if _is_pass_body(final):
+                continue
+            n = len(final)
+            if [ast.dump(x) for x in head[-n:]] == [ast.dump(x) for x in final] and n <= len(head):
+                head = head[:-n]
+        return head + body[-1:]
+
+    def _is_with_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that calls the with's ``__exit__`` and then returns/breaks/continues."""
         before = self.seq_counter
         trial = self._exit_path(block, ctx, stack)
-        if trial is None or len(trial) != 1:
-            return False
-        last = trial[0]
+        if trial is None:
+            return None
+        body = _fold_spilled_return(self._drop_outer_copies(list(trial), ctx.exc))
+        if len(body) != 1:
+            return None
+        last = body[0]
         if isinstance(last, ast.Return):
             # ``return v`` inside the with computes v before __exit__; a value computed on
             # this path (code after the loop, merged into a ``break``) runs after it.
-            return _computed_before(last.value, before)
-        return isinstance(last, (ast.Break, ast.Continue))
+            return trial if _computed_before(last.value, before) else None
+        return trial if isinstance(last, (ast.Break, ast.Continue)) else None
 
-    def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+    def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that is exactly the ``finally`` copy followed by return/break/continue."""
-        final = self._finally_bodies.get(ctx.exc)
+        final = self._finally_bodies.get(ctx.exc) if ctx.exc is not None else None
         trial = self._exit_path(block, ctx, stack) if final is not None else None
-        if trial is None:
-            return False
-        body = self.strip_finally_copies(list(trial), final)
+        if trial is None or final is None:
+            return None
+        body = self._drop_outer_copies(self.strip_finally_copies(list(trial), final, ctx.exc), ctx.exc)
         if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
             body = _fold_spilled_return(body)  # value computed in the body, saved across finally
-            return len(body) == 1
+            return trial if len(body) == 1 else None
         if len(body) != 1:
-            return False
+            return None
         last = body[0]
         if isinstance(last, ast.Return):
             # Only a value computed before the finally copy belongs to ``return`` in the body;
             # ``return f()`` after the copy is code after the try statement.
-            return last.value is None or isinstance(last.value, ast.Constant)
-        return isinstance(last, (ast.Break, ast.Continue))
+            return trial if last.value is None or isinstance(last.value, ast.Constant) else None
+        return trial if isinstance(last, (ast.Break, ast.Continue)) else None
 
     # -- building ---------------------------------------------------------------------------------
     def build_protected(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -186,6 +252,7 @@ class ProtectedBuilder:
             raise StructureError("with-region without a context manager on the stack")
         region = self.protected_set(level)
         inner = Ctx(ctx.loop, region, level)
+        self._level_ctxs()[level] = ctx
         self._absorb[level] = "with"
         body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
         if end_stack is not None:
@@ -304,6 +371,7 @@ class ProtectedBuilder:
         # Handler code is reached only through exception edges: no loop body or try region
         # computed over normal flow contains it.
         hctx = Ctx(ctx.loop, None, ctx.exc)
+        self._level_ctxs()[level] = ctx
         # Decompile the handler first: whether it is ``finally`` decides how the body is read.
         # (A ``finally`` handler ends in RERAISE; an ``except`` handler's walk shows a match or
         # POP_EXCEPT before anything else, so walking past its end does no harm.)
@@ -322,7 +390,7 @@ class ProtectedBuilder:
                                                                    exit_block, ctx, stop)
         if is_finally:
             final = _strip_reraise(probe) or [ast.Pass()]
-            body = self.strip_finally_copies(body, final)
+            body = self.strip_finally_copies(body, final, level)
             node = ast.Try(body or [ast.Pass()], [], [], final)
             self.emit(out, node, stack)
             if body_stack is None:
@@ -429,8 +497,12 @@ class ProtectedBuilder:
                     return False
         return _ends_in_reraise(hs)
 
-    def strip_finally_copies(self, body: List[ast.stmt], final: List[ast.stmt]) -> List[ast.stmt]:
-        """Remove the copy of ``finally`` the compiler put before each return/break/continue."""
+    def strip_finally_copies(self, body: List[ast.stmt], final: List[ast.stmt],
+                             level: Optional[int] = None, in_loop: bool = False) -> List[ast.stmt]:
+        """Remove the copy of ``finally`` the compiler put before each return/break/continue
+        (and before the copies of enclosing ``finally`` bodies that the same jump runs).
+
+        ``in_loop``: inside a loop nested in the ``try`` body, where only ``return`` leaves it."""
         n = len(final)
         dumped = [ast.dump(s) for s in final]
         out: List[ast.stmt] = []
@@ -438,16 +510,57 @@ class ProtectedBuilder:
         while k < len(body):
             s = body[k]
             window = body[k:k + n]
-            if len(window) == n and [ast.dump(x) for x in window] == dumped and k + n < len(body) \
-                    and isinstance(body[k + n], (ast.Return, ast.Break, ast.Continue)):
+            if len(window) == n and [ast.dump(x) for x in window] == dumped \
+                    and self._leaves_after(body[k + n:], level, in_loop):
                 k += n
                 continue
             if isinstance(s, ast.If):
-                s.body = self.strip_finally_copies(s.body, final)
-                s.orelse = self.strip_finally_copies(s.orelse, final)
+                s.body = self.strip_finally_copies(s.body, final, level, in_loop) or [ast.Pass()]
+                s.orelse = self.strip_finally_copies(s.orelse, final, level, in_loop)
+            elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+                s.body = self.strip_finally_copies(s.body, final, level, True) or [ast.Pass()]
+                s.orelse = self.strip_finally_copies(s.orelse, final, level, in_loop)
+            elif isinstance(s, (ast.With, ast.AsyncWith)):
+                s.body = self.strip_finally_copies(s.body, final, level, in_loop) or [ast.Pass()]
+            elif isinstance(s, ast.Try):
+                s.body = self.strip_finally_copies(s.body, final, level, in_loop) or [ast.Pass()]
+                for h in s.handlers:
+                    h.body = self.strip_finally_copies(h.body, final, level, in_loop) or [ast.Pass()]
+                s.orelse = self.strip_finally_copies(s.orelse, final, level, in_loop)
+                if s.finalbody:
+                    s.finalbody = self.strip_finally_copies(s.finalbody, final, level, in_loop) or [ast.Pass()]
             out.append(s)
             k += 1
         return _fold_spilled_return(out)
+
+    def _leaves_after(self, rest: List[ast.stmt], level: Optional[int], in_loop: bool) -> bool:
+        """``rest`` starts with copies of enclosing ``finally`` bodies and then a statement that
+        leaves the ``try`` (``return``; ``break``/``continue`` unless ``in_loop``)."""
+        j = 0
+        finals = self._outer_finals(level, False)
+        loop_finals = len(self._outer_finals(level, True))
+        used = 0
+        for final in finals:
+            if _is_pass_body(final):
+                used += 1
+                continue
+            m = len(final)
+            if [ast.dump(x) for x in rest[j:j + m]] == [ast.dump(x) for x in final]:
+                j += m
+                used += 1
+            else:
+                break
+        if j >= len(rest):
+            return False
+        last = rest[j]
+        if isinstance(last, ast.Return):
+            return True
+        if isinstance(last, ast.Assign) and j + 1 < len(rest) and isinstance(rest[j + 1], ast.Return) \
+                and len(_fold_spilled_return(rest[j:j + 2])) == 1:
+            return True
+        if isinstance(last, (ast.Break, ast.Continue)):
+            return not in_loop and used <= loop_finals
+        return False
 
     def parse_handlers(self, hs: List[ast.stmt]) -> List[ast.ExceptHandler]:
         clauses: List[ast.ExceptHandler] = []
@@ -523,6 +636,10 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
                                                                       ast.Pass)):
                 return False
     return True
+
+
+def _is_pass_body(stmts: List[ast.stmt]) -> bool:
+    return len(stmts) == 1 and isinstance(stmts[0], ast.Pass)
 
 
 def _computed_before(value: Optional[ast.expr], seq: int) -> bool:

@@ -193,8 +193,13 @@ class Structurer:
                     return out, None, None
             absorbed = False
             if ctx.region is not None and block not in ctx.region:
-                if not self.private_exit(block, ctx, stack):
+                leave = self.private_exit(block, ctx, stack)
+                if leave is False:
                     return out, stack, block
+                if isinstance(leave, list):
+                    # the finally copy / __exit__ call and the return/break/continue after it
+                    out.extend(leave)
+                    return out, None, None
                 absorbed = True  # a return/break path just outside the try: part of its body
             first = None
             if absorbed:
@@ -365,6 +370,11 @@ class Structurer:
         if guarded is not None:
             return None if guarded[0] is None else guarded  # type: ignore[return-value]
         merge = self.cfg.common_pdom(t, f)
+        if merge is not None and ctx.region is not None and merge not in ctx.region \
+                and merge not in stop and isinstance(self.private_exit(merge, ctx, stack), list):
+            # Every way out of the try passes the ``break`` path (``if a or b: break`` in a
+            # loop that never ends otherwise): that path is one arm, not where the arms meet.
+            merge = None
         inner_stop = stop | {merge} if merge is not None else stop
         base = len(stack)
 
