@@ -174,3 +174,80 @@ def f(a, c, log):
         return 2
     return a < b() < c, log
 """, [(1, 3, []), (3, 1, []), (1, 1, [])])
+
+# Found by the fuzzed round trips (tests/test_fuzz.py, bench/fuzz.py; all versions): float
+# constants without a literal repr (inf, -inf, nan) are written as ``float('inf')``, a call of
+# whatever ``float`` names where the code runs -- here a parameter, so the recompiled function
+# returns strings.  (In module code the extra global name is also a shape difference.)
+case("regr_fuzz_inf_constant_float_shadowed", r"""
+def f(float):
+    return 1e999, -1e999, 1e999 - 1e999 != 0
+""", [(str,), (int,)])
+
+# Found by the fuzzed round trips (all versions): an annotated assignment in a class body
+# (`y: int = 2`) is decompiled as `__annotations__['y'] = int` without the class's own
+# `__annotations__` dict (SETUP_ANNOTATIONS), so the recompiled class body looks the name up in
+# the module and raises NameError (or writes into the module's annotations).
+case("regr_fuzz_class_variable_annotation", r"""
+def f(v):
+    class C:
+        y: int = v
+        z: "later"
+    return C.y, C.__annotations__
+""", [(2,), ("s",)])
+
+# Found by the fuzzed round trips (all versions): an assignment to an empty target list
+# (`[] = x`, `() = x`) is an UNPACK_SEQUENCE 0 that raises for a non-empty or non-iterable x;
+# it is decompiled as `pass`, so the recompiled function never raises.
+case("regr_fuzz_empty_target_list_assignment", r"""
+def f(x, y):
+    [] = x
+    () = y
+    return "empty"
+""", [([], ()), ([1], ()), ((), "ab"), (5, ())])
+
+# Found by the fuzzed round trips (all versions): `for [] in x` (empty target list) has no
+# structured form ("for loop without a target assignment") and takes the fallback; the
+# fallback must still unpack every item.
+case("regr_fuzz_for_empty_target_list", r"""
+def f(x):
+    n = 0
+    for [] in x:
+        n += 1
+    return n
+""", [([],), ([(), []],), ([(), [1]],), ([5],)])
+
+# Found by the fuzzed round trips: `assert <false constant>` compiles to an unconditional raise
+# of the builtin AssertionError (LOAD_ASSERTION_ERROR), which is decompiled as
+# `raise AssertionError` -- a lookup of whatever `AssertionError` names where the code runs
+# (here a parameter); the original ignores such shadowing.  On 3.8 the output declares
+# `global AssertionError`, which does not compile next to the parameter.
+case("regr_fuzz_assert_false_constant_shadowed", r"""
+def f(AssertionError):
+    assert 0
+""", [(KeyError,), (ValueError,)])
+
+# Found by the fuzzed round trips: a try/finally whose finally block holds a `with`, as the last
+# statement of the function ("finally body not repeated on the normal path").  3.8-3.10: no
+# structured form and the fallback refuses legacy handlers, so decompile raises; 3.11+: the
+# fallback's hand-written `with` protocol raises AttributeError ('__enter__') where the
+# interpreter raises TypeError ("does not support the context manager protocol").
+case("regr_fuzz_with_in_final_finally", r"""
+class CM:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+def f(cm, log):
+    try:
+        log.append(1)
+    finally:
+        with cm:
+            log.append(2)
+
+def drive(func, real, log):
+    return func(CM(log) if real else None, log), log
+""", [(True, []), (False, [])], driver="drive")

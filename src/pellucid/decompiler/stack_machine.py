@@ -742,6 +742,10 @@ class StackMachine:
         self.emit(out, ast.Delete([ast.Subscript(container, key, ast.Del())]), stack)
 
     def op_UNPACK_SEQUENCE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg == 0:
+            # ``[] = x`` stores nothing but still checks that x is empty
+            self.store(ast.List([], ast.Store()), stack.pop(), stack, out)  # type: ignore[attr-defined]
+            return
         self._unpack(stack, arg, None)
 
     def op_UNPACK_EX(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
