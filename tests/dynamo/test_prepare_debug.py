@@ -316,3 +316,44 @@ def test_dump_command_runs_a_script_unchanged(tmp_path):
     assert len(summary) == 1 and "frames compiled" in summary[0] and str(dump) in summary[0], done.stderr
     files = os.listdir(str(dump))
     assert "full_code_for_step.py" in files and "index.md" in files
+
+
+def test_threads_compiling_at_once(tmp_path):
+    import threading
+
+    def make(k):
+        def fn(x):
+            y = x * k
+            print("break in thread function", k)
+            return y.sin()
+        fn.__name__ = fn.__qualname__ = "thread_fn_%d" % k
+        fn.__code__ = fn.__code__.replace(co_name="thread_fn_%d" % k)
+        return fn
+    fns = [make(k) for k in range(4)]
+    torch._dynamo.reset()
+    results = {}
+    errors = []
+
+    def run(k):
+        try:
+            results[k] = torch.compile(fns[k], backend="eager")(torch.ones(3))
+        except Exception as exc:  # pragma: no cover - reported by the assertion below
+            errors.append(exc)
+    dump = str(tmp_path / "dump")
+    with pellucid.prepare_debug(dump) as capture:
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
+    for k in range(4):
+        assert torch.equal(results[k], (torch.ones(3) * k).sin())
+    files = os.listdir(dump)
+    for k in range(4):
+        assert "full_code_for_thread_fn_%d.py" % k in files, files
+        assert "__transformed_code_0_for_thread_fn_%d.py" % k in files, files
+    assert not [n for n in files if n.startswith(".tmp-")]
+    index = open(os.path.join(dump, "index.md"), encoding="utf-8").read()
+    for k in range(4):
+        assert "function `thread_fn_%d`" % k in index
