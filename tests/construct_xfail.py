@@ -26,7 +26,6 @@ EXPECTED_FAILURES = {
     "match_in_loop_with_break_continue": {"3.11"},
     "regr_fuzz_assert_false_constant_shadowed": {"3.8"},
     "regr_fuzz_assert_false_constant_shadowed/roundtrip": {"3.10", "3.11", "3.12", "3.13"},
-    "regr_fuzz_class_variable_annotation/roundtrip": "all",
     "regr_fuzz_with_in_final_finally": {"3.8", "3.9", "3.10"},
     "regr_fuzz_with_in_final_finally/roundtrip": {"3.11", "3.12", "3.13"},
     "regr_return_chained_comparison_side_effect": {"3.13"},

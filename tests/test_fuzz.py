@@ -62,8 +62,6 @@ KNOWN = {
         "construct case regr_fuzz_with_in_final_finally",
     r"^raise\[\w+\]: DecompileError: .*(INTRINSIC_TYPEALIAS|<Marker locals> used as an expression)":
         "test_fuzz_regressions.py::test_type_alias_statement_decompiles",
-    r"(?s)^behaviour\[\w+\]: .*__annotations__":
-        "test_fuzz_regressions.py::test_module_variable_annotation_behaviour",
     # a comprehension over an empty target list inside a lambda: both fall back, and the lambda
     # becomes a def that sets __name__/__qualname__ and builds its set with .add
     r"^shape\[\w+\]: names used: missing \[\], extra \['__name__', '__qualname__', '\w+'\]$":

@@ -88,11 +88,10 @@ def test_module_with_infinite_complex_constant_recompiles():
     _assert_module_round_trip("x = 1e999j\ny = -1e999j\n")
 
 
-# Module-level variable annotations (`x: int = 1`) decompile to `__annotations__['x'] = int`
-# without the module's SETUP_ANNOTATIONS, so the recompiled module raises NameError where the
-# original fills in `__annotations__` (the class-body case is construct case
-# regr_fuzz_class_variable_annotation).
-@pytest.mark.xfail(strict=True, reason="module annotations lose SETUP_ANNOTATIONS")
+# Module-level variable annotations (`x: int = 1`) used to decompile to
+# `__annotations__['x'] = int` without the module's SETUP_ANNOTATIONS, so the recompiled module
+# raised NameError (the class-body case is construct case regr_fuzz_class_variable_annotation).
+# They are annotation statements now.
 def test_module_variable_annotation_behaviour():
     code = _module("x: int = 1\ny: 'later'\n")
     original = {"__name__": "m"}

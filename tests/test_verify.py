@@ -46,7 +46,6 @@ EXPECTED_NOT_VERIFIED = {
     # Real decompiler bugs the check finds (behaviour differs, see the final report):
     "comprehension_walrus_in_condition_with_side_effects": "cell loads reordered (3.10, 3.12+)",
     # Known decompiler bugs found by fuzzing (tests/test_fuzz_regressions.py, regr_fuzz_* cases).
-    "regr_fuzz_class_variable_annotation": "class-body annotations lose SETUP_ANNOTATIONS (known bug)",
     "regr_fuzz_assert_false_constant_shadowed": "`assert False` becomes `raise AssertionError` (known bug)",
     "regr_fuzz_with_in_final_finally": "a with statement in a final finally (known bug)",
     # Fallback (state machine) translations of exception handling / with: not modelled.

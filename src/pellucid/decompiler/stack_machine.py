@@ -716,7 +716,38 @@ class StackMachine:
     def op_STORE_SUBSCR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         key = self.value(stack.pop())
         container = self.value(stack.pop())
+        annotation = self._annotation_statement(container, key, stack)
+        if annotation is not None:
+            stack.pop()
+            self.emit(out, annotation, stack)
+            return
         self.store(ast.Subscript(container, key, ast.Store()), stack.pop(), stack, out)
+
+    def _annotation_statement(self, container: ast.expr, key: ast.expr, stack: List[Any]) -> Optional[ast.stmt]:
+        """``x: T`` for a module or class body's ``__annotations__['x'] = T``.
+
+        Written as a subscript store it would miss SETUP_ANNOTATIONS (which creates
+        ``__annotations__``); the annotation statement makes the compiler emit both again."""
+        if self.code.co_flags & 0x01 or not (isinstance(container, ast.Name) and container.id == "__annotations__"):
+            return None
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
+            return None
+        value = stack[-1]
+        if isinstance(value, M.Marker):
+            return None
+        ann = self.value(value)
+        if self.code.co_flags & 0x1000000:  # ``from __future__ import annotations``: stored as text
+            if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):
+                return None
+            try:
+                parsed = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                return None
+            from pellucid.decompiler.unparse import unparse
+            if unparse(ast.Expression(parsed)) != ann.value:
+                return None  # the compiler would not write this text back the same way
+            ann = parsed
+        return ast.AnnAssign(ast.Name(key.value, ast.Store()), ann, None, 1)
 
     def op_DELETE_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         self.emit(out, ast.Delete([ast.Name(arg, ast.Del())]), stack)
