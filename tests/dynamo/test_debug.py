@@ -28,8 +28,8 @@ class Recorder(bdb.Bdb):
         if frame.f_code.co_filename.startswith(self.dump):
             self.stops.append((os.path.basename(frame.f_code.co_filename), frame.f_lineno,
                                dict(frame.f_locals)))
-            if self._left == 0:
-                self._left = self.steps
+            if self._left == 0 or self.get_break(self.canonic(frame.f_code.co_filename), frame.f_lineno):
+                self._left = self.steps  # a breakpoint: 'next' from here
             else:
                 self._left -= 1
             if self._left:
@@ -141,17 +141,34 @@ def test_breakpoints_in_transformed_code_and_resume_function(tmp_path, capsys):
     assert resume.replacement is not None, resume.rejected
     t_line = _line_of(transformed.path, "graph_out_0 =")
     r_line = _line_of(resume.path, "graph_out_0 =")
+    full_path = frames["break_fn"].full_code_path
+    f_line = _line_of(full_path, "if guard_break_fn_0(")
+    graph_paths = [st.path for g in capture.graphs.values() for st in g.stages if st.stage == "dynamo"]
+    g_lines = {p: _line_of(p, "cos") for p in graph_paths if "cos" in open(p).read()}
     rec = Recorder(dump, steps=2)
     rec.set_break(transformed.path, t_line)
     rec.set_break(resume.path, r_line)
-    with pellucid.debug(pause=False):
+    rec.set_break(full_path, f_line)
+    for p, line in g_lines.items():
+        rec.set_break(p, line)
+    with pellucid.debug(pause=False) as session:
+        assert session.full_code_files[full_path] == "runs"
         out = rec.runcall(compiled, x, y)
     assert torch.equal(out, expected)
+    # the cache lookup written as Python runs first: its dispatcher checks the guard
+    f_stops = [s for s in rec.stops if s[0] == os.path.basename(full_path)]
+    assert f_stops and f_stops[0][1] == f_line and torch.equal(f_stops[0][2]["x"], x)
+    assert rec.stops.index(f_stops[0]) == 0
+    # the graph after the break runs from its dumped file
+    (g_path,) = g_lines
+    g_stops = [s for s in rec.stops if s[0] == os.path.basename(g_path)]
+    assert g_stops and g_stops[0][1] == g_lines[g_path]
     t_stops = [s for s in rec.stops if s[0] == os.path.basename(transformed.path)]
     r_stops = [s for s in rec.stops if s[0] == os.path.basename(resume.path)]
     assert t_stops and t_stops[0][1] == t_line
     assert torch.equal(t_stops[0][2]["x"], x) and torch.equal(t_stops[0][2]["y"], y)
-    assert [s[1] for s in t_stops] == sorted(s[1] for s in t_stops) and len(t_stops) == 3
+    assert [s[1] for s in t_stops] == sorted(s[1] for s in t_stops) and len(t_stops) == 3, \
+        [(s[0], s[1]) for s in rec.stops]
     # the graph break's resume function is reached, with the value computed before the break
     assert r_stops and r_stops[0][1] == r_line
     assert torch.equal(r_stops[0][2]["a"], x.sin() + y)

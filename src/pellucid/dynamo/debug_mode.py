@@ -31,6 +31,7 @@ class DebugSession:
     def __init__(self) -> None:
         self.graph_files: Dict[str, str] = {}  # path -> "installed" or why not
         self.transformed_files: Dict[str, str] = {}  # path -> "runs" or why Dynamo's code runs
+        self.full_code_files: Dict[str, str] = {}  # path -> "runs" (the cache lookup) or why not
         self.misses: List[str] = []  # functions whose original code ran (no entry matched)
 
 
@@ -93,7 +94,36 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
                     modules, files, lambda a, b: verify_equivalent(a, b, {}))
                 self._undo += undo
                 self.session.graph_files.update(outcome)
+        self._route_full_code(CAPTURES)
         self._watch_misses()
+
+    def _route_full_code(self, captures: List[Any]) -> None:
+        """Calls of compiled user functions go through their dumped full_code dispatcher."""
+        from pellucid.dynamo import full_code_dispatch
+        from pellucid.dynamo.full_code import _ident
+
+        loaded: Dict[str, Any] = {}
+        routed: Set[int] = set()
+        for capture in reversed(captures):  # the newest capture of a function describes its cache
+            for frame in capture.frames.values():
+                path = frame.full_code_path
+                if frame.name != frame.root or not path or frame.code is None or not frame.entries \
+                        or id(frame.code) in routed:
+                    continue
+                routed.add(id(frame.code))
+                try:
+                    module = loaded.get(path) or full_code_dispatch.load_full_code(path)
+                except Exception as exc:
+                    self.session.full_code_files[path] = "not used: %s: %s" % (type(exc).__name__, exc)
+                    continue
+                loaded[path] = module
+                dispatcher = getattr(module, _ident(frame.name), None)
+                if dispatcher is None:
+                    continue
+                undo = full_code_dispatch.route_through_full_code(frame.code, dispatcher)
+                self._undo += undo
+                self.session.full_code_files[path] = "runs" if undo else \
+                    "not used: no live function of %s, or its closure layout differs" % frame.qualname
 
     def _watch_misses(self) -> None:
         """Report, once per function, inputs that no cache entry accepts.

@@ -71,7 +71,9 @@ def function(file: str, code_file: str) -> Callable[..., Any]:
 def original(file: str, frame: str) -> Callable[..., Any]:
     """The frame's original (uncompiled) function."""
     code, fn_globals, closure = lookup(_dump_dir(file), "%s:%s:original" % (os.path.basename(file), frame))
-    return types.FunctionType(code, fn_globals, code.co_name, None, closure)
+    fn = types.FunctionType(code, fn_globals, code.co_name, None, closure)
+    fn.__pellucid_runtime__ = True  # type: ignore[attr-defined]  # debug() leaves it alone
+    return fn
 
 
 def closure_of(code: types.CodeType) -> Optional[Tuple[Any, ...]]:
