@@ -360,7 +360,8 @@ def _gc_functions(files: Set[str]) -> Dict[str, List[types.FunctionType]]:
     """All live Python functions whose code comes from one of ``files``, grouped by file."""
     found: Dict[str, List[types.FunctionType]] = {}
     for obj in gc.get_objects():
-        if isinstance(obj, types.FunctionType):
+        # type(), not isinstance(): a dead weakref.proxy (torch leaves some) raises on isinstance
+        if type(obj) is types.FunctionType:
             filename = obj.__code__.co_filename
             if filename in files:
                 found.setdefault(filename, []).append(obj)

@@ -83,6 +83,6 @@ def closure_of(code: types.CodeType) -> Optional[Tuple[Any, ...]]:
     import gc
 
     for obj in gc.get_referrers(code):
-        if isinstance(obj, types.FunctionType) and obj.__code__ is code:
+        if type(obj) is types.FunctionType and obj.__code__ is code:
             return obj.__closure__
     return None

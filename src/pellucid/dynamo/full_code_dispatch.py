@@ -86,7 +86,7 @@ def route_through_full_code(code: types.CodeType, dispatcher: Callable[..., Any]
     if tramp is None:
         return undo
     for obj in gc.get_referrers(code):
-        if not (isinstance(obj, types.FunctionType) and obj.__code__ is code) or \
+        if not (type(obj) is types.FunctionType and obj.__code__ is code) or \
                 getattr(obj, "__pellucid_runtime__", False):
             continue  # (the full_code file's own handle on the original code must stay as is)
         fn_globals: Dict[str, Any] = obj.__globals__
