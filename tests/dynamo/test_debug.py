@@ -173,3 +173,40 @@ def test_breakpoints_in_transformed_code_and_resume_function(tmp_path, capsys):
     assert r_stops and r_stops[0][1] == r_line
     assert torch.equal(r_stops[0][2]["a"], x.sin() + y)
     assert rec.stops.index(t_stops[0]) < rec.stops.index(r_stops[0])
+
+
+def loss_fn(w, x):
+    return ((x @ w).tanh() ** 2).sum()
+
+
+def test_aot_forward_and_backward_graph_files_are_stepped(tmp_path):
+    """Training with aot_eager: the forward graph runs from its file during the forward pass
+    and the backward graph from its file during ``backward()``."""
+    dump = str(tmp_path / "dump")
+    torch._dynamo.reset()
+    compiled = torch.compile(loss_fn, backend="aot_eager")
+    x = torch.ones(2, 3)
+
+    def step():
+        w = torch.full((3, 2), 0.5, requires_grad=True)
+        loss = compiled(w, x)
+        loss.backward()
+        return loss.detach(), w.grad
+    with pellucid.prepare_debug(dump) as capture:
+        expected = step()
+    (graph,) = capture.graphs.values()
+    paths = {st.stage: st.path for st in graph.stages}
+    assert {"aot_forward", "aot_backward"} <= set(paths), paths
+    fw_line = _line_of(paths["aot_forward"], "tanh")
+    bw_line = _line_of(paths["aot_backward"], "mul")
+    rec = Recorder(dump, steps=1)
+    rec.set_break(paths["aot_forward"], fw_line)
+    rec.set_break(paths["aot_backward"], bw_line)
+    with pellucid.debug(pause=False) as session:
+        assert session.graph_files[paths["aot_forward"]] == "installed"
+        assert session.graph_files[paths["aot_backward"]] == "installed"
+        got = rec.runcall(step)
+    assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1])
+    hit = [(name, line) for name, line, _ in rec.stops]
+    assert (os.path.basename(paths["aot_forward"]), fw_line) in hit
+    assert (os.path.basename(paths["aot_backward"]), bw_line) in hit

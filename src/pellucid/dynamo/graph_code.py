@@ -31,6 +31,7 @@ def forward_codes(module_code: types.CodeType) -> List[types.CodeType]:
 def graph_modules_in(root: Any, max_depth: int = 8) -> List[Any]:
     """Graph modules reachable from ``root`` through closures, bound methods, ``__wrapped__``,
     partials and containers (how Dynamo and AOT Autograd wrap the graphs they run)."""
+    from torch.autograd import Function
     from torch.fx import GraphModule
 
     found: List[Any] = []
@@ -53,6 +54,10 @@ def graph_modules_in(root: Any, max_depth: int = 8) -> List[Any]:
             child = getattr(obj, attr, None) if not isinstance(obj, (type, types.ModuleType)) else None
             if child is not None:
                 children.append(child)
+        if isinstance(obj, type) and issubclass(obj, Function):
+            # AOT Autograd keeps its compiled forward and backward on the autograd.Function
+            # subclass it makes for the graph (``compiled_fw``, ``compiled_bw``)
+            children += [v for v in vars(obj).values() if callable(v) or hasattr(v, "__dict__")][:64]
         if isinstance(obj, (list, tuple)):
             children += list(obj)[:64]
         elif isinstance(obj, dict):
