@@ -76,6 +76,8 @@ class Capturer:
         self._lock = threading.RLock()
         self._undo: List[Callable[[], None]] = []
         self._warned: set = set()
+        self._pending_breaks: List[GraphBreak] = []  # from the trace; placed in finish()
+        self._metrics: List[Tuple[str, Dict[str, Any]]] = []
         self.dump_dir_lost = False
 
     # -- installing ---------------------------------------------------------------------------
@@ -193,12 +195,7 @@ class Capturer:
             if isinstance(metrics, dict):
                 self._metrics.append((compile_id, metrics))
 
-    _pending_breaks: List[GraphBreak]
-    _metrics: List[Tuple[str, Dict[str, Any]]]
-
     def start(self) -> None:
-        self._pending_breaks = []
-        self._metrics = []
         self.install()
 
     # -- after compiling ------------------------------------------------------------------------

@@ -36,29 +36,20 @@ def trampoline_source(name: str, params: str, call: str, freevars: Tuple[str, ..
 def trampoline(code: types.CodeType, filename: str, dispatch: str = DISPATCH) -> Optional[types.CodeType]:
     """Code with ``code``'s signature and closure layout that calls ``DISPATCH``; None if the
     layout cannot be reproduced."""
+    from pellucid.decompiler.recompile import _find as find_code
     from pellucid.dynamo.full_code import _signature
 
     params, call, _ = _signature(code)
     name = code.co_name if code.co_name.isidentifier() else "f"
     module = compile(trampoline_source(name, params, call, code.co_freevars, dispatch), filename, "exec")
-    found = [c for c in _walk(module) if c.co_name == name]
-    if not found:
+    new = find_code(module, name)
+    if new is None:
         return None
-    new = found[0]
     if new.co_freevars != code.co_freevars or new.co_argcount != code.co_argcount or \
             new.co_kwonlyargcount != code.co_kwonlyargcount or \
             (new.co_flags & 0x0C) != (code.co_flags & 0x0C):
         return None
     return new.replace(co_name=code.co_name)
-
-
-def _walk(code: types.CodeType) -> List[types.CodeType]:
-    out = []
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            out.append(c)
-            out.extend(_walk(c))
-    return out
 
 
 def load_full_code(path: str) -> types.ModuleType:

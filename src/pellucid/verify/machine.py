@@ -551,7 +551,9 @@ def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
     return Event("effect", key, ins, 0, None)
 
 
-def _load_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
+def _unless_bound(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
+    """The event a load or ``del`` of ``name`` stops at when it may be unbound (the decision,
+    or the NameError/UnboundLocalError); None when it is known to be bound."""
     v = st.vars.get(name, UNBOUND)
     if v == UNBOUND:
         return _raise_only(ins, ("unbound " + kind, name))
@@ -561,24 +563,23 @@ def _load_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: 
             return _decide(("bound", v), ins)
         if not known:
             return _raise_only(ins, ("unbound " + kind, name))
-    st.stack.append(v)
-    _advance(st)
     return None
+
+
+def _load_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
+    stop = _unless_bound(st, ins, name, facts, kind)
+    if stop is None:
+        st.stack.append(st.vars[name])
+        _advance(st)
+    return stop
 
 
 def _delete_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
-    v = st.vars.get(name, UNBOUND)
-    if v == UNBOUND:
-        return _raise_only(ins, ("unbound " + kind, name))
-    if maybe_unbound(v):
-        known = facts.get(("bound", v))
-        if known is None:
-            return _decide(("bound", v), ins)
-        if not known:
-            return _raise_only(ins, ("unbound " + kind, name))
-    del st.vars[name]
-    _advance(st)
-    return None
+    stop = _unless_bound(st, ins, name, facts, kind)
+    if stop is None:
+        del st.vars[name]
+        _advance(st)
+    return stop
 
 
 def _alloc(st: MState, epoch: int) -> int:
