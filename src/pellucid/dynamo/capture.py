@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from pellucid.dynamo import transformed_code
 from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
-                                   Recompilation, Transform)
+                                   Recompilation)
 from pellucid.dynamo.torch_features import find, warn
 
 #: structured-trace event name -> graph stage
