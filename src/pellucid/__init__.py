@@ -37,5 +37,5 @@ def debug(pause: bool = True):  # type: ignore[no-untyped-def]
     return _debug(pause)
 
 
-__all__ = ["decompile", "recompile", "load_pyc", "prepare_debug", "debug", "DecompileError", "PycError"]
+__all__ = ["decompile", "recompile", "load_pyc", "check_equivalent", "Verdict", "prepare_debug", "debug", "DecompileError", "PycError"]
 __version__ = "0.1.0.dev0"

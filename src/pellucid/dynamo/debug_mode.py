@@ -20,7 +20,7 @@ import os
 import sys
 import threading
 import types
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Set
 
 from pellucid.dynamo.torch_features import find, warn
 

@@ -11,7 +11,7 @@ graph file that :func:`pellucid.verify.check_equivalent` finds equivalent to the
 """
 import re
 import types
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Set, Tuple
 
 
 def forward_codes(module_code: types.CodeType) -> List[types.CodeType]:

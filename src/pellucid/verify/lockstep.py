@@ -13,7 +13,6 @@ a few distinct arrivals the kept state is generalised (anti-unification: terms t
 shared variables, so equalities between the two programs survive) and exploration continues from
 the generalisation, which converges for the loops compilers produce.
 """
-import types
 from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.verify.machine import (MState, Side, Unsupported, escape_lists, forget_lists,
