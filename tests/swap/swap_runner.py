@@ -224,6 +224,7 @@ class TargetSwap:
         self.hook_failed = 0
         self._busy = False
         self._pending: List[types.ModuleType] = []
+        self._originals: Dict[str, types.ModuleType] = {}
 
     def wanted(self, fullname: str) -> bool:
         """Whether ``fullname`` is one of the target's modules."""
@@ -239,6 +240,7 @@ class TargetSwap:
 
     def _drain(self) -> None:
         self._busy = True
+        replaced = self._put_back_originals()
         try:
             while self._pending:
                 current = self._pending.pop(0)
@@ -248,7 +250,34 @@ class TargetSwap:
                     self.hook_swapped += swapped
                     self.hook_failed += failed
         finally:
+            self._restore_modules(replaced)
             self._busy = False
+
+    def _put_back_originals(self) -> Dict[str, Optional[types.ModuleType]]:
+        """Put the target's first-imported modules back in ``sys.modules`` while swapping.
+
+        A re-execution is hooked while its fresh copy is in ``sys.modules`` (``import_fresh_module``
+        puts the old one back only when it returns), and the decompiler's own imports must not
+        see that copy: ``ast.walk`` runs ``from collections import deque``, and the pure-Python
+        ``collections`` that ``test_ordered_dict`` makes with ``_collections`` blocked has no
+        ``deque``.  The swapped functions keep their own globals; only lookups by name change.
+        Returns what was replaced, for :meth:`_restore_modules`.
+        """
+        replaced: Dict[str, Optional[types.ModuleType]] = {}
+        for name, module in self._originals.items():
+            current = sys.modules.get(name)
+            if current is not module:
+                replaced[name] = current
+                sys.modules[name] = module
+        return replaced
+
+    @staticmethod
+    def _restore_modules(replaced: Dict[str, Optional[types.ModuleType]]) -> None:
+        for name, previous in replaced.items():
+            if previous is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
 
     def initial(self) -> Dict[str, Any]:
         """Import the target, swap everything of it in memory, and return the counts.
@@ -259,6 +288,8 @@ class TargetSwap:
         self._busy = True
         try:
             stats = self._swap_found(swap_targets.collect_target(self.target))
+            self._originals = {name: module for name, module in list(sys.modules.items())
+                               if self.wanted(name) and isinstance(module, types.ModuleType)}
         finally:
             self._busy = False
         self._drain()
