@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 from pellucid.bytecode.instruction import Instr
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.source_lines import at_first_line
 
 PY = sys.version_info[:2]
 CO_VARARGS = inspect.CO_VARARGS
@@ -158,7 +159,8 @@ class FunctionBuilder:
         if len(body) != 1 or not isinstance(body[0], ast.Return):
             raise StructureError("lambda body is not a single expression")
         value = body[0].value if body[0].value is not None else ast.Constant(None)
-        return ast.Lambda(build_arguments(code, stub.defaults, stub.kwdefaults, {}), value)
+        node = ast.Lambda(build_arguments(code, stub.defaults, stub.kwdefaults, {}), value)
+        return at_first_line(node, code)
 
     def function_def(self, stub: "FunctionStub", name: str, decorators: List[ast.expr]) -> ast.stmt:
         code = stub.value
@@ -169,7 +171,7 @@ class FunctionBuilder:
         node = kind(name, args, body or [ast.Pass()], decorators, returns)
         if PY >= (3, 12):
             node.type_params = []
-        return node
+        return at_first_line(node, code)
 
     def class_def(self, stub: "FunctionStub", name: str, bases: List[ast.expr],
                   keywords: List[ast.keyword]) -> ast.ClassDef:
@@ -192,7 +194,7 @@ class FunctionBuilder:
         node = ast.ClassDef(name, bases, keywords, decls + body or [ast.Pass()], [])
         if PY >= (3, 12):
             node.type_params = []
-        return node
+        return at_first_line(node, code)
 
     def declarations(self) -> List[ast.stmt]:
         out: List[ast.stmt] = []

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
+from pellucid.decompiler.source_lines import at_first_line, place_at_original_lines
 from pellucid.decompiler.unparse import unparse
 from pellucid.errors import DecompileError
 
@@ -38,23 +39,28 @@ def source_for_recompile(code: types.CodeType, keep_locals: bool = False) -> "tu
     """Source to compile for ``code``.  ``keep_locals`` adds a never-run assignment naming every
     local of ``code`` in order, so the new code's local slots start exactly like the original's
     (Dynamo copies a frame's locals into the code it runs by slot number)."""
+    tree, pool = _tree_for_recompile(code, keep_locals)
+    return unparse(tree), pool
+
+
+def _tree_for_recompile(code: types.CodeType, keep_locals: bool) -> "tuple[ast.Module, ConstantPool]":
     pool = ConstantPool()
     if is_module_code(code):
-        tree, pool = code_to_ast(code, consts=pool)
-        return unparse(tree), pool
+        return code_to_ast(code, consts=pool)
     tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
-    fn = tree.body[0]
+    fn = at_first_line(tree.body[0], code)
     if keep_locals:
         _declare_locals(fn, code)
     if code.co_freevars:
         _declare_freevars(fn, code)
         args = ast.arguments(posonlyargs=[], args=[ast.arg(n, None) for n in code.co_freevars],
                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-        wrapper = ast.FunctionDef(WRAPPER, args, [fn, ast.Return(ast.Name(fn.name, ast.Load()))], [], None)
+        give_back = at_first_line(ast.Return(ast.Name(fn.name, ast.Load())), code)
+        wrapper = ast.FunctionDef(WRAPPER, args, [fn, give_back], [], None)
         if PY >= (3, 12):
             wrapper.type_params = []
-        tree = ast.Module([wrapper], [])
-    return unparse(tree), pool
+        tree = ast.Module([at_first_line(wrapper, code)], [])
+    return tree, pool
 
 
 def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
@@ -130,15 +136,22 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     line numbers point into the file.  ``write=False`` compiles as if the file at ``path``
     existed, without writing it (the caller writes it).
     """
-    source, pool = source_for_recompile(code, keep_locals)
-    source = header + source
+    tree, pool = _tree_for_recompile(code, keep_locals)
+    source = header + unparse(tree)
     filename = os.path.abspath(path) if path else code.co_filename
     if path and write:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(source + "\n")
     try:
+        if path:
+            to_compile: Any = source  # lines point into the file written there
+        else:
+            # The code keeps the original's file name, so it keeps its lines too: the source
+            # parsed back, each node placed where the instructions it came from were.
+            to_compile = ast.parse(source, filename)
+            place_at_original_lines(to_compile, tree, code.co_firstlineno)
         # optimize=0: the original had its asserts (LOAD_ASSERTION_ERROR), keep them under -O too.
-        module = compile(source, filename, "exec", dont_inherit=True, optimize=0)
+        module = compile(to_compile, filename, "exec", dont_inherit=True, optimize=0)
     except SyntaxError as exc:
         raise DecompileError("decompiled source of %s does not compile: %s" % (code.co_name, exc))
     if is_module_code(code):

@@ -11,6 +11,7 @@ import types
 from typing import Any, List, Optional
 
 from pellucid.bytecode.instruction import Instr
+from pellucid.bytecode.positions import Position, instruction_positions
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 
@@ -206,12 +207,30 @@ class StackMachine:
         handler = getattr(self, "op_" + op, None)
         if handler is None:
             raise StructureError("unsupported instruction %s" % op)
+        emitted = len(out)
         handler(arg, stack, out, ins)
+        position = self.source_position(ins)
         # Remember when each value was computed: spilling must keep that order.
         for v in stack[-2:]:
             if isinstance(v, ast.expr) and not hasattr(v, "_seq"):
                 self.seq_counter += 1
                 v._seq = self.seq_counter  # type: ignore[attr-defined]
+        # Where each value and statement came from in the original source: recompiled code
+        # keeps those lines (see pellucid.decompiler.source_lines).
+        if position is not None:
+            for v in stack[-2:]:
+                if isinstance(v, ast.expr) and not hasattr(v, "_pos"):
+                    v._pos = position  # type: ignore[attr-defined]
+            for stmt in out[emitted:]:
+                if not hasattr(stmt, "_pos"):
+                    stmt._pos = position  # type: ignore[attr-defined]
+
+    def source_position(self, ins: Instr) -> Optional[Position]:
+        """The original source position of ``ins`` (None when its code has no line for it)."""
+        table = self.__dict__.get("_positions")
+        if table is None:
+            table = self._positions = instruction_positions(self.code)
+        return table.get(ins.offset)
 
     # loads ------------------------------------------------------------------------------------
     def op_LOAD_CONST(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
