@@ -76,6 +76,11 @@ def call_over_lines(values, key):
     )
 
 
+def subscript_over_lines(table, key):
+    return table[
+        key.upper()]
+
+
 def outer(limit):
     seen = []
 
@@ -139,6 +144,8 @@ def test_multi_line_statement_lines_are_the_originals():
     # the lambda (nested code, part of the decompiled source) raises inside sorted(...)
     assert frames_of(fn, data, "missing") == frames_of(call_over_lines, data, "missing")
     assert frames_of(fn, [], "k") == frames_of(call_over_lines, [], "k")
+    index = swapped(subscript_over_lines)
+    assert frames_of(index, {}, 1) == frames_of(subscript_over_lines, {}, 1)
 
 
 def test_nested_function_lines_are_the_originals():

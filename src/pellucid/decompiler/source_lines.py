@@ -42,6 +42,10 @@ def place_at_original_lines(tree: ast.Module, decompiled: ast.Module, firstlinen
     while work:
         node, twin, inherited = work.pop()
         if twin is not None and type(twin) is not type(node):
+            if PY < (3, 9) and isinstance(node, ast.Index):
+                # 3.8's parser wraps a subscript in Index; the decompiler builds it bare.
+                work.append((node.value, twin, inherited))  # type: ignore[attr-defined]
+                continue
             twin = None  # the trees differ here: nothing below can be matched either
         own: Optional[Position] = getattr(twin, "_pos", None) if twin is not None else None
         if own is None and twin is not None and isinstance(node, ast.stmt):
