@@ -175,6 +175,21 @@ def test_loop_and_handler_lines_are_the_originals():
     assert frames_of(fn, [0, 0, 0]) == frames_of(loops_and_handlers, [0, 0, 0])
 
 
+@pytest.mark.parametrize("fn, args", [(raising, (7, 8)), (raising, (1, 1)), (current_lines, ())])
+def test_fallback_lines_are_the_originals(fn, args):
+    """The state-machine fallback (one statement per instruction) keeps the lines too."""
+    from pellucid.decompiler.fallback import MARKER, force_fallback
+
+    with force_fallback("test"):
+        assert MARKER in pellucid.decompile(fn)
+        copy = swapped(fn)
+    if fn is current_lines:
+        assert copy() == fn()
+        return
+    ours, theirs = frames_of(copy, *args), frames_of(fn, *args)
+    assert [frame[:3] for frame in ours] == [frame[:3] for frame in theirs]
+
+
 def test_with_a_path_lines_point_into_the_written_file(tmp_path):
     path = str(tmp_path / "raising.py")
     code = pellucid.recompile(raising, path)

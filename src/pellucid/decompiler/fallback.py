@@ -45,6 +45,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
+from pellucid.bytecode.positions import instruction_positions
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.unparse import unparse
@@ -304,7 +305,10 @@ class Fallback:
             self.raise_state = _State(tuple(self.stack), self.nexc)
             if fn is None:
                 raise FallbackError("no fallback for %s" % ins.op)
+            first = len(out)
             fn(ins, ins.arg)
+            if emit:
+                _mark_origin(out, first, ins)
         if not self.ended:
             nxt = b.fallthrough
             if nxt is None:
@@ -1114,6 +1118,36 @@ def _gen_start(code: types.CodeType) -> bool:
     return False
 
 
+_ORIGIN = "  # @pellucid-offset:"
+
+
+def _mark_origin(out: List[Any], first: int, ins: Instr) -> None:
+    """End the first line ``ins`` wrote with a comment naming its offset, so that
+    :func:`fallback_statements` can tag the statement with the original line.  Only the first:
+    later ones may sit inside a multi-line string (a nested function's docstring)."""
+    for k in range(first, len(out)):
+        if isinstance(out[k], str):
+            out[k] = "%s%s%d" % (out[k], _ORIGIN, ins.offset)
+            return
+
+
+def _tag_origins(stmts: List[ast.stmt], text: List[str], code: types.CodeType) -> None:
+    """Give each statement whose first line carries a :func:`_mark_origin` comment the line of
+    that instruction (see :mod:`pellucid.decompiler.source_lines`)."""
+    positions = instruction_positions(code)
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.stmt) or not 0 < node.lineno <= len(text):
+                continue
+            line = text[node.lineno - 1]
+            at = line.rfind(_ORIGIN)
+            if at < 0 or not line[at + len(_ORIGIN):].isdigit():
+                continue
+            position = positions.get(int(line[at + len(_ORIGIN):]))
+            if position is not None:
+                node._pos = (position[0], None, None, None)  # type: ignore[attr-defined]
+
+
 def _indent(lines: List[str]) -> List[str]:
     return ["    " + x for x in lines]
 
@@ -1144,8 +1178,10 @@ def fallback_statements(code: types.CodeType, pool: ConstantPool, reason: str,
     wrapped = "def __pellucid_wrap():\n" + "\n".join("    " + x for x in src.split("\n"))
     if not (code.co_flags & CO_OPTIMIZED) and function is not True:
         tree = ast.parse(src)
+        _tag_origins(tree.body, src.split("\n"), code)
         return tree.body
     tree = ast.parse(wrapped)
+    _tag_origins(tree.body[0].body, wrapped.split("\n"), code)
     return tree.body[0].body
 
 
