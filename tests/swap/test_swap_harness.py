@@ -257,6 +257,30 @@ def test_import_hook_sees_first_import_and_reload(sample_module: types.ModuleTyp
         sys.meta_path.remove(finder)
 
 
+def test_hook_swaps_a_fresh_copy_while_the_first_import_is_in_sys_modules(monkeypatch: Any) -> None:
+    """``import_fresh_module`` leaves its copy in ``sys.modules`` while the hook swaps it; the
+    decompiler's own imports (``ast.walk`` imports ``collections.deque``) must not see it."""
+    import colorsys
+
+    seen: List[Any] = []
+
+    def recompile(fn: types.FunctionType) -> types.CodeType:
+        seen.append(sys.modules.get("colorsys"))
+        return fn.__code__
+
+    swap = swap_runner.TargetSwap(swap_targets.target_by_name("colorsys"), swap_runner.Swapper(recompile))
+    swap.initial()
+    fresh = types.ModuleType("colorsys")
+    fresh.__file__ = colorsys.__file__
+    exec(compile("def hls(x):\n    return x\n", colorsys.__file__, "exec"), fresh.__dict__)
+    monkeypatch.setitem(sys.modules, "colorsys", fresh)
+    seen.clear()
+    swap.on_exec(fresh)
+    assert seen == [colorsys]
+    assert sys.modules["colorsys"] is fresh
+    assert swap.hook_stats()["hook_swapped"] == 1
+
+
 def test_identity_swap_end_to_end() -> None:
     pytest.importorskip("test.test_colorsys", reason="this Python has no CPython `test` package")
     report = swap_harness.run_target("colorsys", mode="identity", timeout=120)
