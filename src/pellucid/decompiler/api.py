@@ -62,7 +62,9 @@ def decompile(obj: Any) -> str:
 def recompile(obj: Any, path: Optional[str] = None) -> types.CodeType:
     """Decompile ``obj``, compile the source back, and return a code object that can replace it.
 
-    With ``path`` the source is written there and becomes the code's ``co_filename``.  Constants
+    Without ``path`` the code keeps the original's ``co_filename`` and line numbers, so
+    tracebacks and debuggers show the original source; with ``path`` the source is written
+    there and becomes the code's ``co_filename`` (lines point into that file).  Constants
     that have no literal form are bound, under reserved names, in the function's globals.
 
     >>> def f(x): return x * 2

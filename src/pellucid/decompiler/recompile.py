@@ -2,7 +2,8 @@
 
 The decompiled definition is compiled inside a wrapper function whose parameters are the
 original's free variables, so the new code gets the same closure layout; then names, flags and
-the file name are set to match.
+the file name are set to match.  Without a file to write to, the code also gets the original's
+line numbers (:mod:`pellucid.decompiler.source_lines`).
 """
 import ast
 import os
