@@ -17,7 +17,6 @@ import pytest
 import pellucid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PY311 = sys.version_info >= (3, 11)
 
 
 def swapped(fn: Any) -> Any:
