@@ -27,6 +27,8 @@ def _by_scanner(text):
 @example("L['n'] == 3     # b = y + n  # t.py:11 in f")
 @example("___check_type_id(L['a'], 1), type=<class 'dict'>  # y = x  # t.py:3 in f")
 @example("L['a#b'] == 3  # x = '#'")
+@example("L['\\'(']  # c")
+@example("f('\\')  # ', x")
 @example("not ___dict_contains('a', L['self'].__dict__)  # if self.a:  # m.py:9 in forward")
 def test_scanner_agrees_with_the_tokenizer(text):
     got = _by_scanner(text)
