@@ -201,10 +201,25 @@ def split_comment_by_tokens(text: str) -> Tuple[str, str]:
     return code, comment
 
 
+#: literals whose value needs no parse: a quoted ASCII string without escapes, a decimal int
+_PLAIN_STR = re.compile(r"'[^'\\\x00-\x1f\x7f]*'|\"[^\"\\\x00-\x1f\x7f]*\"")
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_PLAIN_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
 def _literal(text: str) -> Tuple[bool, Any]:
     """(True, value) when ``text`` is a Python literal whose repr reads back the same."""
+    text = text.strip()
+    # the common keys and values of guards, read as literal_eval reads them, without a parse
+    if text.isascii():
+        if _PLAIN_STR.fullmatch(text):
+            return True, text[1:-1]
+        if _PLAIN_INT.fullmatch(text):
+            return True, int(text)
+        if text in _PLAIN_CONSTANTS:
+            return True, _PLAIN_CONSTANTS[text]
     try:
-        value = ast.literal_eval(text.strip())
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False, None
     return True, value
@@ -718,7 +733,11 @@ def _split_call_args(text: str) -> List[str]:
     except SyntaxError:
         return []
     assert isinstance(call, ast.Call)
-    return [ast.get_source_segment("f(%s)" % text, a) or "" for a in call.args]
+    source = "f(%s)" % text
+    if source.isascii() and "\n" not in source and "\r" not in source and "\x0c" not in source:
+        # one line of ASCII: the parser's offsets index the string itself
+        return [source[a.col_offset:a.end_col_offset] for a in call.args]  # type: ignore[misc]
+    return [ast.get_source_segment(source, a) or "" for a in call.args]
 
 
 def _parse_no_hasattr(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bool
