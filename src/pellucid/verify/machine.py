@@ -250,19 +250,20 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> Tuple[A
         return tuple(terms)  # no known list: every term is observed as it is
     numbers: Dict[Term, int] = {}
 
+    # (list comprehensions that call snap only on tuples: this runs on every variable at
+    # every effect, and most sub-terms are leaves)
     def snap(t: Any) -> Any:
-        if type(t) is not tuple:
-            return t
         if len(t) == 3 and t[0] == "list":  # is_list(t)
             if t not in heap:
                 return t
             if t in numbers:
                 return ("listref", numbers[t])
             numbers[t] = len(numbers)
-            return ("known list", numbers[t], tuple(snap(x) for x in heap[t]))
-        return tuple(snap(x) for x in t)
+            return ("known list", numbers[t],
+                    tuple([snap(x) if type(x) is tuple else x for x in heap[t]]))
+        return tuple([snap(x) if type(x) is tuple else x for x in t])
 
-    return tuple(snap(t) for t in terms)
+    return tuple([snap(t) if type(t) is tuple else t for t in terms])
 
 
 def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
