@@ -606,3 +606,40 @@ def f(xs):
         out.append("ok")
     return out, xs
 """, [([],), ([1, 2],), ([3, 0, 5],), ([1, "s", 2],)])
+
+# email._header_value_parser.get_local_part/get_msg_id, dataclasses.make_dataclass: a try
+# statement inside an except clause.  3.12+ copies the outer clause's end (``POP_EXCEPT`` and
+# the return, 3.13 also the jump after it) into the inner try's body and into its clause.
+case("try_in_except_clause_shared_return", r"""
+def f(a, b):
+    try:
+        t = int(a)
+    except ValueError:
+        try:
+            t = int(b)
+        except ValueError:
+            if b == "raise":
+                raise
+            t = 0
+    return t
+""", [("1", "x"), ("x", "2"), ("x", "y"), ("x", "raise"), ("x", None)])
+
+case("try_in_except_clause_then_more_code", r"""
+def f(a, b, log):
+    t = None
+    try:
+        t = int(a)
+    except ValueError:
+        try:
+            t = int(b)
+            log.append("second")
+        except ValueError:
+            if b == "raise":
+                raise
+            t = -1
+    log.append(t)
+    if t:
+        log.append("nonzero")
+    return t
+""", [("1", "x", []), ("x", "2", []), ("x", "y", []), ("x", "raise", []), ("0", None, []),
+      ("x", None, [])])

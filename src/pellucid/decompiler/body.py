@@ -322,12 +322,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         stack.append(v)
 
     def op_POP_EXCEPT(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        n = 0
-        while stack and isinstance(stack[-1], M.SavedExc) and n < 3:
-            stack.pop()
-            n += 1
-        if n == 0:
+        # One handled exception's saved state: three values up to 3.10, one since 3.11 (an
+        # ``except`` nested in an ``except`` has the outer clause's state right below it).
+        n = 3 if self.legacy_exceptions else 1
+        if len(stack) < n or not all(isinstance(v, M.SavedExc) for v in stack[-n:]):
             raise StructureError("POP_EXCEPT without saved exception state")
+        del stack[-n:]
         self.emit(out, PopExcept(), stack)
 
     def op_CHECK_EXC_MATCH(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

@@ -413,6 +413,7 @@ class ProtectedBuilder:
         handlers = self.parse_handlers(hs)
         trailing = self._split_trailing(handlers)
         orelse: List[ast.stmt] = []
+        else_stack: Optional[List[Any]] = None
         if exit_block is not None and exit_block is not after:
             orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx, hstop)
             if else_stack is not None and else_end is not after:
@@ -421,6 +422,17 @@ class ProtectedBuilder:
         if trailing is not None:
             # Clauses ran into a copy of the code after the try (CPython duplicates small exit
             # blocks); it runs after the clause ends, so it goes after the statement.
+            if orelse and [ast.dump(x) for x in orelse] == [ast.dump(x) for x in trailing]:
+                # The body's normal exit runs its own copy of that code (3.10+ copies a short
+                # ending, such as an enclosing clause's ``POP_EXCEPT; return x`` or its
+                # ``POP_EXCEPT; JUMP``, into every path): both paths go on with the same code
+                # (and, when it falls through, both reach ``after``: checked above).
+                node.orelse = []
+                self.emit(out, node, stack)
+                out.extend(trailing)
+                if else_stack is None:
+                    return None, None
+                return list(else_stack), after
             if after is not None:
                 cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
                 if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
@@ -625,6 +637,8 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
     """Code that behaves the same before or after the exception state is popped."""
     for st in stmts:
         for node in ast.walk(st):
+            if isinstance(node, (PopExcept, Reraise)):
+                return False  # an enclosing clause's end (3.10+ copies it into every path)
             if isinstance(node, (ast.Call, ast.Yield, ast.YieldFrom, ast.Await, ast.Attribute,
                                  ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare)):
                 return False
