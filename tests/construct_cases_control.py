@@ -651,3 +651,17 @@ def f(n, stop, log):
         log.append(i)
     return len(log)
 """, [(0, -1, []), (3, -1, []), (5, 2, [])])
+
+# enum.EnumType.__new__: an ``or`` whose second operand is an ``and`` group, and the other way
+# round; as statements too (each way into the body must run it once).
+case("if_condition_with_nested_groups", r"""
+def f(o, m, n, log):
+    if o not in m or (o in m and o in n):
+        log.append("first")
+    if (o in m and o in n) or o > 2:
+        log.append("second")
+    if (o in m or o in n) and (o > 2 or o < -2):
+        log.append("third")
+    return log
+""", [(1, [1], [1], []), (1, [2], [], []), (3, [3], [], []), (-3, [], [-3], []), (0, None, [], []),
+      ("s", ["s"], [], [])])
