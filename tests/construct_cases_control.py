@@ -652,6 +652,22 @@ def f(n, stop, log):
     return len(log)
 """, [(0, -1, []), (3, -1, []), (5, 2, [])])
 
+# functools._c3_mro: the ``break`` shares its block with the statement before it
+# (``b = ...; POP_TOP; JUMP after``), and the code after the loop is too long to be copied.
+case("for_else_break_after_assignment", r"""
+def f(xs):
+    for i, x in enumerate(reversed(xs)):
+        if x > 2:
+            b = len(xs) - i
+            break
+    else:
+        b = 0
+    log = [b]
+    log.append(b * 2)
+    log.extend(xs[:b])
+    return log, b
+""", [([],), ([1, 5, 2],), ([3],), ([1, 2],), (None,), ([1, "s"],)])
+
 # enum.EnumType.__new__: an ``or`` whose second operand is an ``and`` group, and the other way
 # round; as statements too (each way into the body must run it once).
 case("if_condition_with_nested_groups", r"""

@@ -643,3 +643,40 @@ def f(a, b, log):
     return t
 """, [("1", "x", []), ("x", "2", []), ("x", "y", []), ("x", "raise", []), ("0", None, []),
       ("x", None, [])])
+
+# enum._simple_enum's convert_class: a ``for`` loop with ``break`` inside an except clause;
+# 3.12+ copies the clause's end into the break path (``POP_TOP; POP_EXCEPT; JUMP after`` or
+# ``...; RETURN_VALUE``) next to the loop's normal exit.
+case("for_break_in_except_clause_copies_clause_end", r"""
+def f(member, unh):
+    try:
+        contained = unh[member]
+    except TypeError:
+        contained = None
+        for m in unh:
+            if m == member:
+                contained = m
+                break
+    return contained
+""", [(0, [5]), ([1], [[1], 2]), ([1], [3, 4]), ([1], None), ("k", {"k": 1})])
+
+case("for_break_in_except_clause_inside_loop", r"""
+def f(items, vm, unh):
+    out = []
+    for name, member in items:
+        try:
+            contained = vm.get(member)
+        except TypeError:
+            contained = None
+            if member in unh:
+                for m in unh:
+                    if m == member:
+                        contained = m
+                        break
+        if contained is not None:
+            out.append((name, contained))
+        else:
+            out.append(name)
+    return out
+""", [([], {}, []), ([("a", 1), ("b", [2]), ("c", [3])], {1: "x"}, [[2]]), ([("a", [1])], {}, None),
+      ([("a", 1)], None, [])])

@@ -7,7 +7,7 @@ and the constant pool shared with nested code.
 import ast
 import sys
 import types
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
@@ -55,6 +55,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.nonlocals: Set[str] = set()
         self.local_names = set(code.co_varnames) | set(code.co_cellvars)
         self.active_loops: Set[Block] = set()
+        self.break_cuts: Dict[Block, Tuple[int, Block]] = {}
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}
         self._absorb: Dict[int, str] = {}

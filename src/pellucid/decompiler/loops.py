@@ -5,7 +5,7 @@ and ``while`` tested at the latch with a guard before the loop (3.10+ duplicates
 A jump to the loop's continue point becomes ``continue``, a jump to its follow ``break``.
 """
 import ast
-from typing import Any, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import Block
 from pellucid.bytecode.instruction import POP_JUMPS
@@ -13,6 +13,32 @@ from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.structure import Ctx, Loop, negate
 
+
+
+_ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+
+
+def _tail(block: Block, k: int) -> Optional[List[Tuple[Any, ...]]]:
+    """The code from ``block.instrs[k]`` on, across fall-throughs, up to a return/raise or an
+    unconditional jump (whose target block ends it), as comparable tuples; ``None`` when a
+    branch comes first or it runs long."""
+    out: List[Tuple[Any, ...]] = []
+    node: Optional[Block] = block
+    for _ in range(8):
+        if node is None:
+            return None
+        for ins in node.instrs[k:]:
+            if ins.op == "JUMP":
+                out.append(("JUMP", node.jump))
+                return out
+            if ins.target is not None or len(out) > 32:
+                return None
+            # (repr keeps 1, 1.0 and True apart; the same constant object reprs the same)
+            out.append((ins.op, type(ins.arg).__name__, repr(ins.arg), ins.handler))
+            if ins.op in _ENDS:
+                return out
+        node, k = node.fallthrough, 0
+    return None
 
 
 def _terminal_path(block: Block) -> bool:
@@ -121,13 +147,85 @@ class LoopBuilder:
             node = self.cfg.ipdom.get(node)
         return None
 
+    def _iterator_pop(self, block: Block, stack: List[Any]) -> Optional[int]:
+        """Index just past the instruction of ``block`` that pops a ``for`` loop's iterator.
+
+        Found by running the block on a copy of the loop's stack (``stack``, iterator on top):
+        the first instruction that takes the stack below the loop's depth must leave exactly
+        the values under the iterator.  ``None`` when the block jumps, ends or fails first.
+        """
+        saved = self.save_state()  # type: ignore[attr-defined]
+        trial = list(stack)
+        try:
+            for k, ins in enumerate(block.instrs):
+                if ins.target is not None or ins.op in _ENDS:
+                    return None
+                self.step(ins, trial, [])  # type: ignore[attr-defined]
+                if len(trial) < len(stack):
+                    same = len(trial) == len(stack) - 1 and all(a is b for a, b in zip(trial, stack))
+                    return k + 1 if same else None
+        except (StructureError, IndexError):
+            return None
+        finally:
+            self.restore_state(saved)  # type: ignore[attr-defined]
+        return None
+
+    def _popping_break_target(self, exit_block: Block, body: FrozenSet[Block],
+                              stack: List[Any]) -> Optional[Block]:
+        """Where a ``for`` loop's ``break`` path goes when it holds statements of the body.
+
+        The ``break`` at the end of ``if c: x = 1; break`` shares its block with ``x = 1``:
+        ``x = 1; POP_TOP (the iterator); JUMP follow`` (≤3.9, 3.11).  That block is an exit of
+        the natural loop, but the follow is its jump target, and ``x = 1`` belongs in the
+        body.  ``None`` when the block is no such path.
+        """
+        if any(p not in body for p in exit_block.preds) or exit_block.last.op != "JUMP":
+            return None
+        target = exit_block.jump
+        if target is None or target in body or target is exit_block:
+            return None
+        if self._iterator_pop(exit_block, stack) != len(exit_block.instrs) - 1:
+            return None
+        return target
+
+    def _break_copies(self, body: FrozenSet[Block], normal: Optional[Block],
+                      stack: List[Any]) -> Dict[Block, int]:
+        """``break`` paths of a ``for`` loop that pop the iterator and then run a copy of the
+        code after the loop: {block: index just past the iterator's ``POP_TOP``}.
+
+        3.12+ copies a short ending into every path that reaches it: in an ``except`` clause
+        ``if c: x = m; break`` becomes ``x = m; POP_TOP; POP_EXCEPT; JUMP after`` next to the
+        normal exit's ``POP_EXCEPT; JUMP after`` (3.13), or ``...; POP_TOP; LOAD_FAST x;
+        RETURN_VALUE`` next to the exit's ``LOAD_FAST x; RETURN_VALUE``.  Such a copy is where
+        ``break`` goes, so the loop's follow is the normal exit; the copy must match it
+        instruction for instruction (arguments and exception handlers too).
+        """
+        cuts: Dict[Block, int] = {}
+        if normal is None:
+            return cuts
+        wanted = _tail(normal, 0)
+        if wanted is None:
+            return cuts
+        chain = self.handler_chain  # type: ignore[attr-defined]
+        for b in {s for x in body for s in x.succs if s not in body and s is not normal}:
+            # (a path leaving a try/with inside the body unwinds it first: not a plain break)
+            if any(p not in body or chain(p) != chain(b) for p in b.preds):
+                continue
+            k = self._iterator_pop(b, stack)
+            if k is not None and _tail(b, k) == wanted:
+                cuts[b] = k
+        return cuts
+
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
-                body: FrozenSet[Block] = frozenset()) -> Optional[Block]:
+                body: FrozenSet[Block] = frozenset(),
+                for_stack: Optional[List[Any]] = None) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)
         if body:
             resolved = set()
             for b in breaks:
                 target = self._leave_target(b, body)
+                if target is None and for_stack is not None:
+                    target = self._popping_break_target(b, body, for_stack)
                 resolved.add(b if target is None else target)
             breaks = resolved - {normal} if normal is not None else resolved
         if not breaks:
@@ -183,14 +281,22 @@ class LoopBuilder:
         if not isinstance(it, M.Iterator):
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
-        follow = self._follow(exits, normal, ctx, body)
+        cuts = self._break_copies(body, normal, stack)
+        follow = self._follow(exits - set(cuts), normal, ctx, body, stack)
+        if follow is not normal:
+            cuts = {}  # (the copies would be read as the else clause's code, inside the body)
+            follow = self._follow(exits, normal, ctx, body, stack)
         after_stack = stack[:-1]
         self.active_loops.add(header)
+        for b, k in cuts.items():
+            self.break_cuts[b] = (k, follow)
         try:
             body_s, _, _ = self.walk(header.fallthrough, stack + [M.NextValue(it)],
                                      self._loop_ctx(ctx, header, header, follow, body), frozenset())
         finally:
             self.active_loops.discard(header)
+            for b in cuts:
+                del self.break_cuts[b]
         if not body_s or not isinstance(body_s[0], ast.Assign) \
                 or not isinstance(body_s[0].value, M.NextValue) or len(body_s[0].targets) != 1:
             raise StructureError("for loop without a target assignment")

@@ -180,6 +180,7 @@ class Structurer:
 
     floor = 0
     outer_floor = 0
+    break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
              first: Optional[Block] = None) -> WalkResult:
@@ -263,6 +264,14 @@ class Structurer:
     # one block ---------------------------------------------------------------------------------
     def run_block(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                   out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
+        cut = self.break_cuts.get(block)
+        if cut is not None:
+            # a ``break`` path holding a copy of the code after the loop (see loops.py): run
+            # up to the iterator's pop, then go where the loop's ``break`` goes
+            k, target = cut
+            for ins in block.instrs[:k]:
+                self.step(ins, stack, out)
+            return stack, target
         for k, ins in enumerate(block.instrs[:-1]):
             if ins.op in _CASE_START:
                 m = self.try_match(block, k, stack, ctx, stop, out)  # type: ignore[attr-defined]
