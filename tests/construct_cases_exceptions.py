@@ -680,3 +680,19 @@ def f(items, vm, unh):
     return out
 """, [([], {}, []), ([("a", 1), ("b", [2]), ("c", [3])], {1: "x"}, [[2]]), ([("a", [1])], {}, None),
       ([("a", 1)], None, [])])
+
+# email.message.Message.get_payload: a try statement inside a try body; 3.10+ gives the inner
+# clause and the inner body each a copy of the ``return`` after both statements.
+case("try_in_try_body_shared_return", r"""
+def f(payload, cs):
+    if isinstance(payload, str):
+        try:
+            b = payload.encode("ascii")
+            try:
+                payload = b.decode(cs)
+            except LookupError:
+                payload = b.decode("ascii", "replace")
+        except UnicodeEncodeError:
+            pass
+    return payload
+""", [("x", "ascii"), ("\u00e9", "ascii"), ("x", "no-such-codec"), (1, "ascii"), ("x", None)])

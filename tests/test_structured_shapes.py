@@ -22,6 +22,7 @@ STRUCTURED = (
     "listcomp_filter_with_nested_groups",  # enum.EnumType.__new__
     "try_in_except_clause_shared_return",  # dataclasses.make_dataclass, collections.namedtuple
     "try_in_except_clause_then_more_code",  # email._header_value_parser.get_local_part
+    "try_in_try_body_shared_return",  # email.message.Message.get_payload
     "for_break_in_except_clause_copies_clause_end",  # enum._simple_enum.<locals>.convert_class
     "for_break_in_except_clause_inside_loop",  # enum._simple_enum.<locals>.convert_class
 )

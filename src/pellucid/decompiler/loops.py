@@ -7,7 +7,7 @@ A jump to the loop's continue point becomes ``continue``, a jump to its follow `
 import ast
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
@@ -16,29 +16,6 @@ from pellucid.decompiler.structure import Ctx, Loop, negate
 
 
 _ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
-
-
-def _tail(block: Block, k: int) -> Optional[List[Tuple[Any, ...]]]:
-    """The code from ``block.instrs[k]`` on, across fall-throughs, up to a return/raise or an
-    unconditional jump (whose target block ends it), as comparable tuples; ``None`` when a
-    branch comes first or it runs long."""
-    out: List[Tuple[Any, ...]] = []
-    node: Optional[Block] = block
-    for _ in range(8):
-        if node is None:
-            return None
-        for ins in node.instrs[k:]:
-            if ins.op == "JUMP":
-                out.append(("JUMP", node.jump))
-                return out
-            if ins.target is not None or len(out) > 32:
-                return None
-            # (repr keeps 1, 1.0 and True apart; the same constant object reprs the same)
-            out.append((ins.op, type(ins.arg).__name__, repr(ins.arg), ins.handler))
-            if ins.op in _ENDS:
-                return out
-        node, k = node.fallthrough, 0
-    return None
 
 
 def _terminal_path(block: Block) -> bool:
@@ -203,7 +180,7 @@ class LoopBuilder:
         cuts: Dict[Block, int] = {}
         if normal is None:
             return cuts
-        wanted = _tail(normal, 0)
+        wanted = tail_code(normal, 0)
         if wanted is None:
             return cuts
         chain = self.handler_chain  # type: ignore[attr-defined]
@@ -212,7 +189,7 @@ class LoopBuilder:
             if any(p not in body or chain(p) != chain(b) for p in b.preds):
                 continue
             k = self._iterator_pop(b, stack)
-            if k is not None and _tail(b, k) == wanted:
+            if k is not None and tail_code(b, k) == wanted:
                 cuts[b] = k
         return cuts
 

@@ -11,11 +11,11 @@ over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except
 import ast
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 
-from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise
+from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
 from pellucid.decompiler.structure import Ctx
 
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
@@ -407,9 +407,13 @@ class ProtectedBuilder:
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
-        after = self._try_follow(exit_block, hblock)
-        hstop = stop | {after} if after is not None else stop
+        after, copies = self._try_follow(exit_block, hblock)
+        hstop = (stop | {after} if after is not None else stop) | frozenset(copies)
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
+        if copies and any(st is not None and not _same_stack(st, stack) for st in (body_stack, hstack)):
+            # The copies run the same instructions on what each path left on the stack (each
+            # path's own return value): the same code, but not the same statement.
+            raise StructureError("paths end in copies of one exit holding different values")
         handlers = self.parse_handlers(hs)
         trailing = self._split_trailing(handlers)
         orelse: List[ast.stmt] = []
@@ -422,7 +426,8 @@ class ProtectedBuilder:
         if trailing is not None:
             # Clauses ran into a copy of the code after the try (CPython duplicates small exit
             # blocks); it runs after the clause ends, so it goes after the statement.
-            if orelse and [ast.dump(x) for x in orelse] == [ast.dump(x) for x in trailing]:
+            if orelse and [ast.dump(x) for x in orelse] == [ast.dump(x) for x in trailing] \
+                    and (else_stack is None or (hstack is not None and _same_stack(hstack, else_stack))):
                 # The body's normal exit runs its own copy of that code (3.10+ copies a short
                 # ending, such as an enclosing clause's ``POP_EXCEPT; return x`` or its
                 # ``POP_EXCEPT; JUMP``, into every path): both paths go on with the same code
@@ -446,10 +451,11 @@ class ProtectedBuilder:
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
 
-    def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Optional[Block]:
+    def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Tuple[Optional[Block], List[Block]]:
         """Where a try/except statement continues: the meeting point of the body's normal exit
         and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
-        which is why a post-dominator of the handler is no answer."""
+        which is why a post-dominator of the handler is no answer.  Also the blocks that are
+        copies of that point (where clauses go on with the same code)."""
         exits: List[Block] = []
         seen = set()
         work = [hblock]
@@ -464,7 +470,7 @@ class ProtectedBuilder:
             work.extend(b.succs)
         points = ([exit_block] if exit_block is not None else []) + exits
         if not points:
-            return None
+            return None, []
         after: Optional[Block] = points[0]
         for p in points[1:]:
             if after is None:
@@ -472,7 +478,14 @@ class ProtectedBuilder:
             after = self.cfg.common_pdom(after, p)
         if after is None and exit_block is not None and not exits:
             after = exit_block
-        return after
+        if after is None and len(points) > 1:
+            # The paths never meet because CPython gave each its own copy of the code after
+            # the statement (3.10+: a short ``return`` after an inner try in a try body): the
+            # first is where the statement continues, the others are the same code.
+            code = tail_code(points[0])
+            if code is not None and all(tail_code(p) == code for p in points[1:]):
+                return points[0], [p for p in points[1:] if p is not points[0]]
+        return after, []
 
     def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
         """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""
@@ -650,6 +663,11 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
                                                                       ast.Pass)):
                 return False
     return True
+
+
+def _same_stack(a: List[Any], b: List[Any]) -> bool:
+    """The same values, slot for slot."""
+    return len(a) == len(b) and all(x is y or same_expr(x, y) for x, y in zip(a, b))
 
 
 def _is_pass_body(stmts: List[ast.stmt]) -> bool:
