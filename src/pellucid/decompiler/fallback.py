@@ -57,6 +57,9 @@ ENV_FORCE = "PELLUCID_FORCE_FALLBACK"
 _COMPREHENSION_NAMES = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
 CO_OPTIMIZED = 0x1
 
+# Instructions that never raise: they give a block's handler no way in.
+_CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST"})
+
 # Slot kinds that hold a value in ``__pellucid_s<depth>``; everything else is static.
 V = "v"
 VAR_KINDS = (V, "saved_local", "await", "yf", "anext")  # kinds whose value lives in the slot variable
@@ -167,7 +170,7 @@ class Fallback:
                 if self._join(succ, state):
                     work.append(succ)
             h = b.handler
-            if h is not None and h.target in self.cfg.block_at:
+            if h is not None and h.target in self.cfg.block_at and nexc_exit is not None:
                 hb = self.cfg.block_at[h.target]
                 if self._join(hb, self.handler_state(st, nexc_exit, h)):
                     work.append(hb)
@@ -209,7 +212,7 @@ class Fallback:
             _end, nexc_exit, _edges = self.run_block(b, st, out, emit=True)
             inner = self._assemble(out, st.nexc)
             h = b.handler
-            if h is not None and h.target in self.cfg.block_at:
+            if h is not None and h.target in self.cfg.block_at and nexc_exit is not None:
                 hb = self.cfg.block_at[h.target]
                 hst = self.handler_state(st, nexc_exit, h)
                 catch = ["except __pellucid_builtins.BaseException as __pellucid_exc:"]
@@ -298,11 +301,17 @@ class Fallback:
         self.stack = stack
         self.edges: List[Tuple[Block, _State]] = []
         self.ended = False
+        # The state an exception leaves the block with: before its last instruction that can
+        # raise (``None``: none can).  3.12+ covers a lone ``POP_EXCEPT`` that ends a nested
+        # clause with the outer cleanup handler; taking the state before it would enter that
+        # handler with one handled exception too many.
+        self.raise_state: Optional[_State] = None
         for ins in b.instrs:
             if self.ended:
                 break
             fn = getattr(self, "op_" + ins.op, None)
-            self.raise_state = _State(tuple(self.stack), self.nexc)
+            if ins.op not in _CANNOT_RAISE:
+                self.raise_state = _State(tuple(self.stack), self.nexc)
             if fn is None:
                 raise FallbackError("no fallback for %s" % ins.op)
             first = len(out)
@@ -1159,10 +1168,6 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
     if not code.co_flags & CO_OPTIMIZED and code.co_name != "<module>":
         # In a class body the state machine's variables would become class attributes.
         raise FallbackError("class bodies are not supported by the fallback")
-    if PY >= (3, 13) and (code.co_cellvars or code.co_freevars):
-        # Measured under PELLUCID_FORCE_FALLBACK: closures on 3.13 raised where the original
-        # returned.  Refuse until that is fixed.
-        raise FallbackError("closures on Python 3.13 are not supported by the fallback")
     if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
         # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
         # were seen to give wrong results: refusing is better than code that behaves differently.
