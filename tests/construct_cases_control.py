@@ -681,3 +681,17 @@ def f(o, m, n, log):
     return log
 """, [(1, [1], [1], []), (1, [2], [], []), (3, [3], [], []), (-3, [], [-3], []), (0, None, [], []),
       ("s", ["s"], [], [])])
+
+# urllib.parse.urlsplit: a for-else whose else clause assigns a tuple that reads a target
+# (``scheme, url = url[:i].lower(), url[i+1:]``); 3.11+ stores ``url`` first, so the value read
+# before it must be saved (the clause's first value sits where the iterator was).
+case("for_else_tuple_assignment_reads_target", r"""
+def f(url, i, chars):
+    scheme = ""
+    for c in url[:i]:
+        if c not in chars:
+            break
+    else:
+        scheme, url = url[:i].lower(), url[i + 1:]
+    return scheme, url
+""", [("HTTP://x", 4, "ptha"), ("HTTP://x", 4, "PTH"), ("ab", 0, ""), (None, 1, ""), ("ab", 1, None)])
