@@ -695,3 +695,20 @@ def f(url, i, chars):
         scheme, url = url[:i].lower(), url[i + 1:]
     return scheme, url
 """, [("HTTP://x", 4, "ptha"), ("HTTP://x", 4, "PTH"), ("ab", 0, ""), (None, 1, ""), ("ab", 1, None)])
+
+# functools._find_impl: tests that only raise or break never go back to the loop header, so
+# the natural loop leaves them out; they are still the loop's body (the break pops the
+# iterator), not the code after it.
+case("for_break_after_raising_tests", r"""
+def f(mro, registry, cls):
+    match = None
+    for t in mro:
+        if match is not None:
+            if t in registry and t not in cls and match not in cls:
+                raise RuntimeError("ambiguous", match, t)
+            break
+        if t in registry:
+            match = t
+    return match, registry.get(match)
+""", [([], {}, []), ([1, 2, 3], {2: "b", 3: "c"}, []), ([1, 2, 3], {2: "b", 3: "c"}, [3]),
+      ([1, 2, 3], {1: "a", 3: "c"}, [1]), (None, {}, []), ([1, 2], {1: "a", 2: "b"}, None)])

@@ -18,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 STRUCTURED = (
     "for_else_break_after_assignment",  # functools._c3_mro
+    "for_break_after_raising_tests",  # functools._find_impl
     "if_condition_with_nested_groups",  # enum.EnumType.__new__
     "listcomp_filter_with_nested_groups",  # enum.EnumType.__new__
     "try_in_except_clause_shared_return",  # dataclasses.make_dataclass, collections.namedtuple

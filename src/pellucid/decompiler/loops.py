@@ -193,6 +193,44 @@ class LoopBuilder:
                 cuts[b] = k
         return cuts
 
+    def _body_code_exits(self, exits: Set[Block], body: FrozenSet[Block], normal: Optional[Block],
+                         stack: List[Any]) -> Tuple[Set[Block], Set[Block]]:
+        """Exits of a ``for`` loop's natural body that are body code: (those exits, where their
+        ``break`` paths jump).
+
+        ``if m is not None: if a and b: raise E; break`` never goes back to the header, so the
+        natural loop leaves those tests out; but every way through them raises, returns or
+        pops the iterator and jumps out (a ``break``), and they are entered only from the body.
+        """
+        absorbed: Set[Block] = set()
+        targets: Set[Block] = set()
+        for e in exits:
+            if e is normal:
+                continue
+            region: Set[Block] = set()
+            jumps: Set[Block] = set()
+            work = [e]
+            ok = True
+            while work and ok:
+                b = work.pop()
+                if b in region:
+                    continue
+                if b in body or b is normal or len(region) >= 64:
+                    ok = False
+                    break
+                region.add(b)
+                if not b.succs and b.last.op in _ENDS:
+                    continue
+                if b.last.op == "JUMP" and b.jump is not None and b.jump not in body \
+                        and self._iterator_pop(b, stack) == len(b.instrs) - 1:
+                    jumps.add(b.jump)
+                    continue
+                work.extend(b.succs)
+            if ok and jumps and all(p in body or p in region for b in region for p in b.preds):
+                absorbed.add(e)
+                targets |= jumps
+        return absorbed, targets
+
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
                 body: FrozenSet[Block] = frozenset(),
                 for_stack: Optional[List[Any]] = None) -> Optional[Block]:
@@ -258,6 +296,11 @@ class LoopBuilder:
         if not isinstance(it, M.Iterator):
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
+        inner, inner_targets = self._body_code_exits(exits, body, normal, stack)
+        if inner:
+            follow = self._follow(exits - inner, normal, ctx, body, stack)
+            if inner_targets <= {follow}:
+                exits = exits - inner
         cuts = self._break_copies(body, normal, stack)
         follow = self._follow(exits - set(cuts), normal, ctx, body, stack)
         if follow is not normal:
