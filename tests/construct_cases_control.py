@@ -689,7 +689,7 @@ case("for_else_tuple_assignment_reads_target", r"""
 def f(url, i, chars):
     scheme = ""
     for c in url[:i]:
-        if c not in chars:
+        if chars.find(c) < 0:
             break
     else:
         scheme, url = url[:i].lower(), url[i + 1:]
@@ -707,8 +707,21 @@ def f(mro, registry, cls):
             if t in registry and t not in cls and match not in cls:
                 raise RuntimeError("ambiguous", match, t)
             break
-        if t in registry:
+        if registry.get(t):
             match = t
     return match, registry.get(match)
 """, [([], {}, []), ([1, 2, 3], {2: "b", 3: "c"}, []), ([1, 2, 3], {2: "b", 3: "c"}, [3]),
       ([1, 2, 3], {1: "a", 3: "c"}, [1]), (None, {}, []), ([1, 2], {1: "a", 2: "b"}, None)])
+
+# argparse's _match_arguments_partial: the code after the loop is merged into the ``break``
+# path (3.12+), with statements (here an inlined comprehension) before the iterator's pop.
+case("for_break_path_runs_code_before_popping_iterator", r"""
+def f(n, m):
+    result = []
+    for i in range(n, 0, -1):
+        match = m.get(i)
+        if match is not None:
+            result.extend([len(s) for s in match])
+            break
+    return result
+""", [(0, {}), (3, {2: ["ab", "c"]}), (3, {}), (2, {1: [None]}), (2, None)])

@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STRUCTURED = (
     "for_else_break_after_assignment",  # functools._c3_mro
     "for_break_after_raising_tests",  # functools._find_impl
+    "for_break_path_runs_code_before_popping_iterator",  # argparse
     "if_condition_with_nested_groups",  # enum.EnumType.__new__
     "listcomp_filter_with_nested_groups",  # enum.EnumType.__new__
     "try_in_except_clause_shared_return",  # dataclasses.make_dataclass, collections.namedtuple

@@ -341,9 +341,11 @@ class LoopBuilder:
             after_stack[-1] = comp
             return after_stack, follow
         self.emit(out, node, after_stack)
-        if follow is not None and follow is not normal and follow.instrs[0].op == "POP_TOP":
+        if follow is not None and follow is not normal and (
+                follow.instrs[0].op == "POP_TOP" or (follow.preds and all(p in body for p in follow.preds))):
             # 3.12+ may merge the code after the loop into the ``break`` path, which still
-            # holds the iterator and pops it first.
+            # holds the iterator and pops it first, or after statements of its own (a path
+            # entered only from the body has not popped it: only FOR_ITER's exit has).
             return after_stack + [it], follow
         return after_stack, follow
 
