@@ -176,14 +176,15 @@ def names_used(code):
     todo = [code]
     while todo:
         c = todo.pop()
-        fallback = fallback or "__pellucid_builtins" in c.co_names + c.co_varnames + c.co_cellvars
+        fallback = fallback or any(_own(n) and n.endswith("__pellucid_builtins")
+                                   for n in c.co_names + c.co_varnames + c.co_cellvars)
         previous = None
         for ins in reachable_instructions(c):
             if ins.opcode in dis.hasname and isinstance(ins.argval, str):
                 # the fallback's `__pellucid_builtins.next` etc. and its `''.join(...)` for
                 # BUILD_STRING are pellucid's own names
                 own = previous is not None and ("ATTR" in ins.opname or "METHOD" in ins.opname) \
-                    and (previous.argval == "__pellucid_builtins"
+                    and (_own(previous.argval) and str(previous.argval).endswith("__pellucid_builtins")
                          or (previous.argval == "" and ins.argval == "join"))
                 if not own:
                     names.add(ins.argval)
@@ -192,7 +193,13 @@ def names_used(code):
             previous = ins
     if fallback:
         names.discard("builtins")  # the fallback's `import builtins as __pellucid_builtins`
-    return {n for n in names if not n.startswith("__pellucid")}
+    return {n for n in names if not _own(n)}
+
+
+def _own(name):
+    """Whether ``name`` is one of pellucid's ``__pellucid*`` names, also as mangled in a class
+    body (``_C__pellucid_state``)."""
+    return isinstance(name, str) and re.match(r"^(_\w*?)?__pellucid", name) is not None
 
 
 _STOPS = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD",

@@ -51,24 +51,10 @@ SEED = os.environ.get("PELLUCID_FUZZ_SEED")
 # Known bugs: regular expression searched in "kind[code kind]: message\ndetail" of a failure ->
 # the regression test that pins it.
 KNOWN = {
-    r"^noncompiling\[\w+\]: SyntaxError: 'return' outside function":
-        "test_fuzz_regressions.py::test_module_ending_in_block_has_no_return",
-    r"^shape\[\w+\]: names used: missing \[\], extra \['AssertionError'\]$":
-        "construct case regr_fuzz_assert_false_constant_shadowed",
-    r"^raise\[module\]: recompile: DecompileError: <module> has constants without a literal form":
-        "test_fuzz_regressions.py::test_module_with_infinite_complex_constant_recompiles",
-    r"(?s)finally body not repeated on the normal path|extra \['__context__', '__enter__', "
-    r"'__exit__'|^behaviour.*context manager protocol.*has no attribute '__enter__'":
-        "construct case regr_fuzz_with_in_final_finally",
-    r"^raise\[\w+\]: DecompileError: .*(INTRINSIC_TYPEALIAS|<Marker locals> used as an expression)":
-        "test_fuzz_regressions.py::test_type_alias_statement_decompiles",
     # a comprehension over an empty target list inside a lambda: both fall back, and the lambda
     # becomes a def that sets __name__/__qualname__ and builds its set with .add
     r"^shape\[\w+\]: names used: missing \[\], extra \['__name__', '__qualname__', '\w+'\]$":
         "test_fuzz_regressions.py::test_loop_is_structured",
-    # last: any other structuring failure in a class body
-    r"^raise\[\w+\]: DecompileError: .*fallback failed \(class bodies are not supported":
-        "test_fuzz_regressions.py::test_class_body_loop_decompiles",
 }
 
 

@@ -269,6 +269,15 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             return
         if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "closure":
             return  # ``__classcell__`` bookkeeping of a class body
+        if isinstance(v, M.Marker) and v.value == "locals" and isinstance(target, ast.Name) \
+                and target.id == "__classdict__":
+            return  # 3.12+ class body keeping its namespace for annotation scopes
+        if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "type_alias":
+            _, name, value = v.value
+            if not isinstance(target, ast.Name) or target.id != name:
+                raise StructureError("type alias %s bound to another target" % name)
+            self.emit(out, ast.TypeAlias(ast.Name(name, ast.Store()), [], value), stack)  # type: ignore[attr-defined]
+            return
         if isinstance(v, M.UnpackItem):
             group, k = v.value
             group.targets[k] = ast.Starred(target, ast.Store()) if k == group.star else target

@@ -515,7 +515,8 @@ class Fallback:
         self.push_static("buildclass")
 
     def op_LOAD_ASSERTION_ERROR(self, ins: Instr, arg: Any) -> None:
-        self.push("AssertionError")
+        # the builtin, whatever the code's own scopes call AssertionError
+        self.push("__pellucid_builtins.AssertionError")
 
     def op_SUBSCR(self, ins: Instr, arg: Any) -> None:
         k = self.pop()
@@ -1017,10 +1018,26 @@ class Fallback:
         e = self.pop()
         self.push("__pellucid_builtins.issubclass(%s, %s)" % (e, t))
 
+    def _protocol_check(self, enter: str, exit_: str, what: str) -> None:
+        """3.11+ raise TypeError (not AttributeError) for a context manager without ``enter``
+        or ``exit_``, naming the type as its ``tp_name`` does."""
+        if PY < (3, 11):
+            return  # the attribute lookups below raise what the interpreter raises
+        t = "__pellucid_builtins.type(__pellucid_m)"
+        # a class statement's type (heap, mutable) has its bare name as tp_name; static and
+        # extension types (immutable) their dotted name, builtins excepted
+        tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
+                   "else %s.__module__ + '.' + %s.__name__)" % (t, t, t, t, t))
+        for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
+            self.w("if not __pellucid_builtins.hasattr(%s, %r):" % (t, name))
+            self.w("    raise __pellucid_builtins.TypeError(\"'%%s' object does not support the "
+                   "%s protocol%s\" %% %s)" % (what, suffix, tp_name))
+
     def op_BEFORE_WITH(self, ins: Instr, arg: Any) -> None:
         m = self.pop()
         d = len(self.stack)
         self.w("__pellucid_m = %s" % m)
+        self._protocol_check("__enter__", "__exit__", "context manager")
         self.w("__pellucid_enter = __pellucid_builtins.type(__pellucid_m).__enter__")
         self.w("%s = __pellucid_builtins.type(__pellucid_m).__exit__.__get__(__pellucid_m)" % _slot(d))
         self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
@@ -1031,6 +1048,7 @@ class Fallback:
         m = self.pop()
         d = len(self.stack)
         self.w("__pellucid_m = %s" % m)
+        self._protocol_check("__aenter__", "__aexit__", "asynchronous context manager")
         self.w("__pellucid_enter = __pellucid_builtins.type(__pellucid_m).__aenter__")
         self.w("%s = __pellucid_builtins.type(__pellucid_m).__aexit__.__get__(__pellucid_m)" % _slot(d))
         self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
@@ -1165,9 +1183,10 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
                   function: Optional[bool] = None) -> List[str]:
     """Body lines of ``code`` as a state machine (raises FallbackError when even that fails)."""
     fb = Fallback(code, pool, reason, function)
-    if not code.co_flags & CO_OPTIMIZED and code.co_name != "<module>":
-        # In a class body the state machine's variables would become class attributes.
-        raise FallbackError("class bodies are not supported by the fallback")
+    if not code.co_flags & CO_OPTIMIZED and code.co_name != "<module>" and code.co_cellvars:
+        # A class body's ``__class__`` cell is made by the compiler for the methods that use
+        # it; the state machine would store a cell of its own into ``__classcell__``.
+        raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
     if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
         # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
         # were seen to give wrong results: refusing is better than code that behaves differently.
@@ -1218,7 +1237,11 @@ def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bo
         if forced():
             raise StructureError(_forced_reason())
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
-        return sub.statements(), sub
+        stmts = sub.statements()
+        if not code.co_flags & CO_OPTIMIZED:  # module code or a class body: no `return` there
+            from pellucid.decompiler.implicit_return import drop_implicit_returns
+            stmts = drop_implicit_returns(stmts)
+        return stmts, sub
     except _INTERNAL as exc:
         if comprehension:
             raise
@@ -1309,4 +1332,6 @@ def class_body_lines(code: types.CodeType, pool: ConstantPool) -> List[str]:
         except FallbackError as fexc:
             from pellucid.errors import DecompileError
             raise DecompileError("class body %s: the fallback failed (%s)" % (code.co_name, fexc))
+        from pellucid.decompiler.class_scope import unbind_own_names
+        stmts = unbind_own_names(stmts)
     return unparse(ast.Module(stmts or [ast.Pass()], [])).split("\n")

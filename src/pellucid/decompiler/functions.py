@@ -191,6 +191,8 @@ class FunctionBuilder:
                 continue
             body.append(s)
         decls = sub.declarations()
+        from pellucid.decompiler.class_scope import unbind_own_names
+        body = unbind_own_names(body)
         node = ast.ClassDef(name, bases, keywords, decls + body or [ast.Pass()], [])
         if PY >= (3, 12):
             node.type_params = []

@@ -9,6 +9,7 @@ The handler's code is decompiled like any other code (its exception-match tests 
 over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except`` clauses.
 """
 import ast
+import copy
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 
 from pellucid.bytecode.cfg import Block, tail_code
@@ -403,6 +404,8 @@ class ProtectedBuilder:
             finally:
                 self.floor = saved_floor
             if not _starts_with(rest, final):
+                rest = _drop_returns_before_same(rest)
+            if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
@@ -729,6 +732,39 @@ def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
     if len(prefix) == 1 and isinstance(prefix[0], ast.Pass):
         return True
     return [ast.dump(s) for s in stmts[:len(prefix)]] == [ast.dump(s) for s in prefix]
+
+
+def _drop_returns_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``with m: ...; return None`` followed by ``return None`` -> ``with m: ...`` then the
+    return (likewise for the branches of an ``if``).  The normal-path copy of a ``finally`` body
+    that ends the function absorbs the final return into its blocks; leaving the block runs the
+    same ``__exit__`` before the same return, and a constant is the same before or after it."""
+    out = list(stmts)
+    for i in range(len(out) - 1):
+        after = out[i + 1]
+        if isinstance(after, ast.Return) and (after.value is None or isinstance(after.value, ast.Constant)):
+            out[i] = _without_tail_return(out[i], ast.dump(after))
+    return out
+
+
+def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
+    def block(body: List[ast.stmt]) -> List[ast.stmt]:
+        if body and ast.dump(body[-1]) == ret:
+            return body[:-1] or [ast.Pass()]
+        if body:
+            return body[:-1] + [_without_tail_return(body[-1], ret)]
+        return body
+
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        new = copy.copy(stmt)
+        new.body = block(stmt.body)
+        return new
+    if isinstance(stmt, ast.If):
+        new_if = copy.copy(stmt)
+        new_if.body = block(stmt.body)
+        new_if.orelse = block(stmt.orelse)
+        return new_if
+    return stmt
 
 
 def _fold_spilled_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
