@@ -50,12 +50,7 @@ SEED = os.environ.get("PELLUCID_FUZZ_SEED")
 
 # Known bugs: regular expression searched in "kind[code kind]: message\ndetail" of a failure ->
 # the regression test that pins it.
-KNOWN = {
-    # a comprehension over an empty target list inside a lambda: both fall back, and the lambda
-    # becomes a def that sets __name__/__qualname__ and builds its set with .add
-    r"^shape\[\w+\]: names used: missing \[\], extra \['__name__', '__qualname__', '\w+'\]$":
-        "test_fuzz_regressions.py::test_loop_is_structured",
-}
+KNOWN = {}
 
 
 def _known(failure):

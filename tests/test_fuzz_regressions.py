@@ -174,6 +174,20 @@ def test_fixed_loops_are_structured_and_round_trip(body):
     _assert_module_round_trip(_indented("class C:", body))
 
 
+# A comprehension over an empty target list inside a lambda (`lambda: {1 for [] in x}`): both
+# used to fall back, and the lambda became a def that set __name__/__qualname__ and built its
+# set with .add (a shape mismatch: extra names).  Structured since `for [] in x` is.
+@pytest.mark.parametrize("src", ["f = lambda: {1 for [] in x}\n", "f = lambda: [a for () in x for a in b]\n"],
+                         ids=["set", "list"])
+def test_lambda_comprehension_over_empty_target_list(src):
+    _assert_module_round_trip(src)
+    out = pellucid.decompile(_module(src))
+    assert fuzz.FALLBACK_MARKER not in out and "lambda" in out, out
+    report = fuzz.check_program(src)
+    assert report.forms == ["module", "function", "closure"]
+    assert not report.failures, [str(f) for f in report.failures]
+
+
 # The same loops in a class body: the fallback did not do class bodies, so decompiling the
 # module raised DecompileError ("no structured form (...) and the fallback failed (class bodies
 # are not supported by the fallback)") -- a raise on valid bytecode.  The fallback now runs in
