@@ -18,7 +18,8 @@ generates once and checks a stored corpus on each::
     python3.8 bench/fuzz.py --corpus /tmp/corpus.jsonl --jobs 2 --json /tmp/fuzz-3.8.json
 
 A corpus is JSON lines (a header, then one program per line), deduplicated, written as it is
-generated.  Programs the checking interpreter's ``compile()`` rejects (newer syntax) are counted
+generated (so a generation can be stopped at any time: ^C or SIGTERM).  ``--time-limit`` or
+SIGTERM stop a corpus check early; the counts then cover the programs actually checked.  Programs the checking interpreter's ``compile()`` rejects (newer syntax) are counted
 as read but not compiled; only compiled programs have code objects checked.
 
 Counts are printed at the end (and every ``--progress`` programs): programs generated, compiled
@@ -35,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sys
 import time
 import warnings
@@ -56,6 +58,7 @@ class Sweep(object):
         self.generated = 0
         self.programs_compiled = 0                # programs with at least one form compiled
         self.corpora = []                         # headers of the --corpus files
+        self.not_checked = 0                      # corpus programs left when the sweep stopped
         self.duplicates = 0
         self.seen = set()
         self.compiled = collections.Counter()     # form -> programs
@@ -158,6 +161,7 @@ class Sweep(object):
                     self.args.seed, self.args.strategy)),
             "programs generated": self.generated,
             "duplicates (not checked again)": self.duplicates,
+            "not reached (stopped early)": self.not_checked,
             "compiled by CPython (any form)": self.programs_compiled,
             "compiled by CPython (module form)": self.compiled["module"],
             "compiled by CPython (function form)": self.compiled["function"],
@@ -270,7 +274,17 @@ def check_corpus(args, sweep):
     programs = programs[args.start:]
     if args.count is not None:
         programs = programs[:args.count]
-    fresh = [src for src in programs if sweep.is_new(src)]
+    # deduplicated up front (workers need the list), counted as "generated" only once checked,
+    # so a sweep stopped early (--time-limit, SIGTERM, ^C) reports what it really did
+    fresh, seen = [], set()
+    for src in programs:
+        digest = hashlib.sha1(src.encode("utf-8", "surrogatepass")).digest()
+        if digest in seen:
+            sweep.duplicates += 1
+        else:
+            seen.add(digest)
+            fresh.append(src)
+    deadline = time.monotonic() + args.time_limit if args.time_limit else None
     if args.jobs <= 1:
         results = (_check_in_worker((src, args)) for src in fresh)
         pool = None
@@ -284,16 +298,25 @@ def check_corpus(args, sweep):
     done = 0
     try:
         for src, (report, seconds) in zip(fresh, results):
+            sweep.generated += 1
             sweep.record(src, report, seconds)
             done += 1
+            if deadline is not None and time.monotonic() > deadline:
+                sys.stdout.write("\ntime limit reached\n")
+                break
             if args.progress and done % args.progress == 0:
                 sweep.print_summary(partial=True)
     except KeyboardInterrupt:
         sys.stdout.write("\ninterrupted\n")
     finally:
+        sweep.not_checked = len(fresh) - done
         if pool is not None:
             pool.terminate()
             pool.join()
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt()
 
 
 def main(argv=None):
@@ -311,6 +334,8 @@ def main(argv=None):
                              "generating; repeat to check several corpora one after the other")
     parser.add_argument("--start", type=int, default=0, help="first program of --corpus to take (0)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes for --corpus (1)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                        help="--corpus: stop taking programs after SECONDS and report")
     parser.add_argument("--json", metavar="FILE", help="write the counts as JSON")
     parser.add_argument("--failures", metavar="DIR", help="save failing programs under DIR/<version>/")
     parser.add_argument("--keep", type=int, default=5, help="programs saved per distinct failure (5)")
@@ -325,6 +350,8 @@ def main(argv=None):
     if args.corpus and args.write_corpus:
         parser.error("--corpus and --write-corpus do not go together")
 
+    # SIGTERM stops a sweep like ^C (background jobs ignore SIGINT): counts are still reported
+    signal.signal(signal.SIGTERM, _interrupt)
     sweep = Sweep(args)
     if args.corpus:
         check_corpus(args, sweep)
