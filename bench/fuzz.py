@@ -351,7 +351,14 @@ def main(argv=None):
         parser.error("--corpus and --write-corpus do not go together")
 
     # SIGTERM stops a sweep like ^C (background jobs ignore SIGINT): counts are still reported
-    signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run(parser, args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(parser, args):
     sweep = Sweep(args)
     if args.corpus:
         check_corpus(args, sweep)

@@ -19,6 +19,7 @@ when only known bugs are hit the test is marked xfail naming them; any other fai
 Remove a ``KNOWN`` entry when its bug is fixed.
 """
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -164,3 +165,26 @@ def test_fuzz_harness_sees_failures(monkeypatch):
     if hasattr(os, "fork"):
         monkeypatch.setattr(pellucid, "recompile", lambda code: compile("x = 2\n", "", "exec"))
         assert kinds() == ["behaviour"]
+
+
+def test_fuzz_bench_checks_a_corpus(tmp_path, capsys):
+    """``bench/fuzz.py --corpus``: stored programs are checked, duplicates and programs this
+    interpreter cannot compile are counted as such, and the counts reach the JSON file."""
+    spec = importlib.util.spec_from_file_location(
+        "_pellucid_bench_fuzz", os.path.join(os.path.dirname(HERE), "bench", "fuzz.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    corpus = tmp_path / "corpus.jsonl"
+    programs = ["x = 1\n", "x = 1\n", "def f(a):\n    return a\n", "x = (\n"]
+    corpus.write_text("\n".join([json.dumps({"format": bench.CORPUS_FORMAT, "python": "3.x"})]
+                                + [json.dumps(p) for p in programs]) + "\n")
+    out = tmp_path / "counts.json"
+    assert bench.main(["--corpus", str(corpus), "--json", str(out), "--progress", "0"]) == 0
+    counts = json.loads(out.read_text())
+    assert counts["programs generated"] == 3
+    assert counts["duplicates (not checked again)"] == 1
+    assert counts["compiled by CPython (any form)"] == 2
+    assert counts["code objects checked"] >= 3
+    assert counts["programs with a failure"] == 0
+    assert "corpus " in counts["source"]
+    capsys.readouterr()
