@@ -196,6 +196,20 @@ def names_used(code):
     return {n for n in names if not _own(n)}
 
 
+# Attributes the fallback's own code reads (the saved exception's __context__/__traceback__,
+# the `with` protocol, a type's tp_name for its error message): not names of the program.
+FALLBACK_ATTRIBUTES = frozenset({"__context__", "__traceback__", "__enter__", "__exit__",
+                                 "__aenter__", "__aexit__", "__get__", "__flags__", "__module__",
+                                 "__name__"})
+
+
+def uses_fallback(code):
+    """Whether ``code`` or a code object nested in it was decompiled by the fallback."""
+    return any(any(_own(n) and n.endswith("__pellucid_builtins")
+                   for n in c.co_names + c.co_varnames + c.co_cellvars)
+               for _, c in iter_codes(code))
+
+
 def _own(name):
     """Whether ``name`` is one of pellucid's ``__pellucid*`` names, also as mangled in a class
     body (``_C__pellucid_state``)."""
@@ -430,6 +444,10 @@ def _check_code(pellucid, report, form, path, kind, code):
             if old_layout[key] != new_layout[key]:
                 problems.append("%s %r != %r" % (key, new_layout[key], old_layout[key]))
     old_names, new_names = names_used(code), names_used(new)
+    if uses_fallback(new):
+        # compared without the fallback's own attributes on both sides, so an original that
+        # uses one of them is not reported as missing it either
+        old_names, new_names = old_names - FALLBACK_ATTRIBUTES, new_names - FALLBACK_ATTRIBUTES
     if old_names != new_names:
         problems.append("names used: missing %s, extra %s" % (
             sorted(old_names - new_names), sorted(new_names - old_names)))

@@ -404,7 +404,7 @@ class ProtectedBuilder:
             finally:
                 self.floor = saved_floor
             if not _starts_with(rest, final):
-                rest = _drop_returns_before_same(rest)
+                rest = _drop_returns_before_same(rest if rest_stack is not None else _split_tail_return(rest))
             if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
@@ -736,7 +736,7 @@ def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
 
 def _drop_returns_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
     """``with m: ...; return None`` followed by ``return None`` -> ``with m: ...`` then the
-    return (likewise for the branches of an ``if``).  The normal-path copy of a ``finally`` body
+    return (likewise for the branches of an ``if`` and the body and clauses of a ``try``).  The normal-path copy of a ``finally`` body
     that ends the function absorbs the final return into its blocks; leaving the block runs the
     same ``__exit__`` before the same return, and a constant is the same before or after it."""
     out = list(stmts)
@@ -745,6 +745,37 @@ def _drop_returns_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
         if isinstance(after, ast.Return) and (after.value is None or isinstance(after.value, ast.Constant)):
             out[i] = _without_tail_return(out[i], ast.dump(after))
     return out
+
+
+def _split_tail_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """For statements that end the function: a last statement with a constant ``return`` at the
+    end of its blocks is that statement followed by the return (then dropped from the blocks by
+    :func:`_drop_returns_before_same`).  Blocks that do not end in it end some other way, since
+    nothing follows."""
+    if not stmts:
+        return stmts
+    ret = _tail_return(stmts[-1])
+    if ret is None or isinstance(stmts[-1], ast.Return):
+        return stmts
+    return stmts + [ret]
+
+
+def _tail_return(stmt: ast.stmt) -> Optional[ast.Return]:
+    if isinstance(stmt, ast.Return):
+        return stmt if stmt.value is None or isinstance(stmt.value, ast.Constant) else None
+    blocks: List[List[ast.stmt]] = []
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        blocks = [stmt.body]
+    elif isinstance(stmt, ast.If):
+        blocks = [stmt.body, stmt.orelse]
+    elif isinstance(stmt, ast.Try) and not stmt.orelse:
+        blocks = [stmt.body] + [h.body for h in stmt.handlers]
+    for b in blocks:
+        if b:
+            found = _tail_return(b[-1])
+            if found is not None:
+                return found
+    return None
 
 
 def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
@@ -764,6 +795,17 @@ def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
         new_if.body = block(stmt.body)
         new_if.orelse = block(stmt.orelse)
         return new_if
+    if isinstance(stmt, ast.Try) and not stmt.orelse:
+        # a return in the body (or a clause) runs the `finally` block, then returns; falling
+        # out of the statement runs it too and reaches the same return
+        new_try = copy.copy(stmt)
+        new_try.body = block(stmt.body)
+        new_try.handlers = []
+        for h in stmt.handlers:
+            new_h = copy.copy(h)
+            new_h.body = block(h.body)
+            new_try.handlers.append(new_h)
+        return new_try
     return stmt
 
 
