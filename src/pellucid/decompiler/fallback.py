@@ -1183,10 +1183,15 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
                   function: Optional[bool] = None) -> List[str]:
     """Body lines of ``code`` as a state machine (raises FallbackError when even that fails)."""
     fb = Fallback(code, pool, reason, function)
-    if not code.co_flags & CO_OPTIMIZED and code.co_name != "<module>" and code.co_cellvars:
-        # A class body's ``__class__`` cell is made by the compiler for the methods that use
-        # it; the state machine would store a cell of its own into ``__classcell__``.
-        raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
+    if not code.co_flags & CO_OPTIMIZED and code.co_name != "<module>":
+        if function is not False:
+            # not known to be a class body (a hand-made function without CO_OPTIMIZED): its
+            # returns would become the state machine's `break`
+            raise FallbackError("code without CO_OPTIMIZED that is not a class body")
+        if code.co_cellvars:
+            # A class body's ``__class__`` cell is made by the compiler for the methods that use
+            # it; the state machine would store a cell of its own into ``__classcell__``.
+            raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
     if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
         # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
         # were seen to give wrong results: refusing is better than code that behaves differently.
@@ -1238,7 +1243,10 @@ def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bo
             raise StructureError(_forced_reason())
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
         stmts = sub.statements()
-        if not code.co_flags & CO_OPTIMIZED:  # module code or a class body: no `return` there
+        # module code or a class body (``function=False`` from class_def): no `return` there.
+        # (A function's code with CO_OPTIMIZED cleared is still a function: keep its returns.)
+        if not code.co_flags & CO_OPTIMIZED and (function is False or (
+                function is None and code.co_name == "<module>")):
             from pellucid.decompiler.implicit_return import drop_implicit_returns
             stmts = drop_implicit_returns(stmts)
         return stmts, sub
