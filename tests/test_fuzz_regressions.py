@@ -128,6 +128,19 @@ def test_module_with_infinite_complex_constant_recompiles():
 # `__annotations__['x'] = int` without the module's SETUP_ANNOTATIONS, so the recompiled module
 # raised NameError (the class-body case is construct case regr_fuzz_class_variable_annotation).
 # They are annotation statements now.
+# Found by the corpus sweep (3.13, all versions affected): an annotation that is a lambda
+# (`x: lambda: 0`) was not turned into an annotation statement, so the module lost its
+# SETUP_ANNOTATIONS and the store into __annotations__ raised NameError (swallowed here by the
+# `except`): the recompiled module had no __annotations__.
+def test_module_lambda_annotation_behaviour():
+    code = _module("try:\n    x: lambda: 0\nexcept:\n    pass\n")
+    original, recompiled = {"__name__": "m"}, {"__name__": "m"}
+    exec(code, original)
+    exec(pellucid.recompile(code), recompiled)
+    assert list(recompiled.get("__annotations__", {})) == list(original["__annotations__"]) == ["x"]
+    assert recompiled["__annotations__"]["x"]() == 0
+
+
 def test_module_variable_annotation_behaviour():
     code = _module("x: int = 1\ny: 'later'\n")
     original = {"__name__": "m"}

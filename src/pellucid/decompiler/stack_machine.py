@@ -782,8 +782,9 @@ class StackMachine:
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
             return None
         value = stack[-1]
-        if isinstance(value, M.Marker):
-            return None
+        if isinstance(value, M.Marker) and not (isinstance(value, M.FunctionStub)
+                                                and value.value.co_name == "<lambda>"):
+            return None  # (a lambda annotates too: it is an expression)
         ann = self.value(value)
         if self.code.co_flags & 0x1000000:  # ``from __future__ import annotations``: stored as text
             if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):
