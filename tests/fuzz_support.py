@@ -183,9 +183,13 @@ def names_used(code):
             if ins.opcode in dis.hasname and isinstance(ins.argval, str):
                 # the fallback's `__pellucid_builtins.next` etc. and its `''.join(...)` for
                 # BUILD_STRING are pellucid's own names
+                # (3.13's LOAD_FAST_LOAD_FAST / STORE_FAST_LOAD_FAST name two locals: the
+                # second is loaded last)
+                loaded = previous.argval[-1] if previous is not None and isinstance(
+                    previous.argval, tuple) and previous.argval else getattr(previous, "argval", None)
                 own = previous is not None and ("ATTR" in ins.opname or "METHOD" in ins.opname) \
-                    and (_own(previous.argval) and str(previous.argval).endswith("__pellucid_builtins")
-                         or (previous.argval == "" and ins.argval == "join"))
+                    and (_own(loaded) and str(loaded).endswith("__pellucid_builtins")
+                         or (loaded == "" and ins.argval == "join"))
                 if not own:
                     names.add(ins.argval)
             elif ins.opcode in dis.hasconst and isinstance(ins.argval, types.CodeType):
