@@ -156,7 +156,10 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
     def _is_fast_local(self, name: str) -> bool:
         """A plain local of a function: only this frame's own stores change it."""
         code = self.code
-        return bool(code.co_flags & 0x01) and name in code.co_varnames and name not in code.co_cellvars
+        # (Dynamo's resume functions can have a local slot named like a free variable: the
+        # source's name is the free variable then.)
+        return bool(code.co_flags & 0x01) and name in code.co_varnames and \
+            name not in code.co_cellvars and name not in code.co_freevars
 
     def name_shared(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> ast.stmt:
         """Give a temporary to each COPY'd value ``stmt`` evaluates that is used again (later

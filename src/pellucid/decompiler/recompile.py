@@ -76,14 +76,57 @@ def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
     fn.body.append(ast.If(ast.Constant(False), [ast.Expr(refs)], []))
 
 
+SLOT_PREFIX = "__pellucid_slot_"
+
+
+def shadowed_locals(code: types.CodeType) -> List[str]:
+    """Local variable slots of ``code`` named like one of its free variables.
+
+    Source cannot say that (a name in a function is either local or free), but Dynamo's resume
+    functions have it: the resumed function's argument cell ``x`` becomes a free variable and
+    ``x`` also keeps its local slot, which nothing reads."""
+    return [n for n in code.co_varnames if n in code.co_freevars]
+
+
+def _check_shadowed(code: types.CodeType) -> None:
+    """Refuse code that uses a local slot named like a free variable: the source's ``x`` would
+    mean the free variable, so the decompiled code would read the wrong one."""
+    shadowed = set(shadowed_locals(code))
+    if not shadowed:
+        return
+    from pellucid.bytecode.normalize import normalize
+    if any(n in shadowed for n in code.co_varnames[:_nargs(code)]):
+        raise DecompileError("%s: an argument is named like a free variable" % code.co_name)
+    for ins in normalize(code):
+        if ins.op in ("LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR") \
+                and ins.arg in shadowed:
+            raise DecompileError("%s: uses the local %r, which is named like a free variable"
+                                 % (code.co_name, ins.arg))
+
+
 def _declare_locals(fn: ast.FunctionDef, code: types.CodeType) -> None:
-    names = [n for n in code.co_varnames[_nargs(code):]]
+    shadowed = shadowed_locals(code)
+    # A slot named like a free variable is declared under a stand-in name (renamed back after
+    # compiling); under its own name it would stop the free variable from being free.
+    names = [SLOT_PREFIX + n if n in shadowed else n for n in code.co_varnames[_nargs(code):]]
+    # Cell variables the rendered body does not use in a nested scope (Dynamo keeps every cell
+    # of the function it transformed, also those only its resume functions use): assigning them
+    # here and naming them in a never-compiled lambda makes them cells of the new code too.
+    args = set(code.co_varnames[:_nargs(code)])
+    cells = [n for n in code.co_cellvars if n not in code.co_freevars]
+    names += [n for n in cells if n not in args and n not in names]
     if not names:
         return
     # ``if False:`` is never compiled to instructions, but (3.10+) its names get local slots in
     # the order they appear, which is all this statement is for.
     targets: List[ast.expr] = [ast.Name(n, ast.Store()) for n in names]
-    layout = ast.If(ast.Constant(False), [ast.Assign(targets, ast.Constant(None))], [])
+    stmts: List[ast.stmt] = [ast.Assign(targets, ast.Constant(None))]
+    if cells:
+        no_args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                kw_defaults=[], kwarg=None, defaults=[])
+        refs = ast.Tuple([ast.Name(n, ast.Load()) for n in cells], ast.Load())
+        stmts.append(ast.Expr(ast.Lambda(no_args, refs)))
+    layout = ast.If(ast.Constant(False), stmts, [])
     body = fn.body
     at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str) else 0
@@ -137,6 +180,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     line numbers point into the file.  ``write=False`` compiles as if the file at ``path``
     existed, without writing it (the caller writes it).
     """
+    _check_shadowed(code)
     tree, pool = _tree_for_recompile(code, keep_locals)
     source = header + unparse(tree)
     filename = os.path.abspath(path) if path else code.co_filename
@@ -161,6 +205,9 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     new = _find(module, name)
     if new is None:
         raise DecompileError("recompiled source lost the function %s" % code.co_name)
+    if keep_locals and shadowed_locals(code):
+        new = new.replace(co_varnames=tuple(
+            n[len(SLOT_PREFIX):] if n.startswith(SLOT_PREFIX) else n for n in new.co_varnames))
     problems: List[str] = []
     for attr in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount"):
         if getattr(new, attr, 0) != getattr(code, attr, 0):
