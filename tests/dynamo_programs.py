@@ -352,3 +352,19 @@ def generator_consumer():
         print("got", len(vals))
         return tuple(vals), {i: v.sum() for i, v in enumerate(vals)}
     return f, [(_t(1, 2),)]
+
+
+@program
+def comprehension_cells():
+    # Comprehensions are functions before 3.12: one that breaks the graph inside (``.item()``)
+    # is handed to Dynamo's ``_create_nested_fn`` with its code and the cells it closes over.
+    # ``scale`` is an argument cell that only a later comprehension reads, and is rebound
+    # after a break: the transformed code keeps every cell, and the resume functions get
+    # ``scale`` as a free variable that also keeps its (unused) local slot.
+    def f(x, scale=2.0):
+        sizes = [v.sum().item() for v in x]
+        print("sizes", len(sizes))
+        rows = [v * scale for v in x]
+        scale = scale + 1.0
+        return torch.stack(rows), sizes, scale
+    return f, [(torch.arange(6, dtype=torch.float32).reshape(2, 3),)]

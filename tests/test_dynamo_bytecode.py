@@ -154,13 +154,7 @@ def test_dynamo_program(name):
 
 # (program, code name) -> why pellucid's recompiled code is not shown equivalent (measured on
 # torch 2.13 / Python 3.11; keep minimal).  Dynamo then runs its own code for that frame.
-EXPECTED_NOT_VERIFIED = {
-    ("training_step", "wrapper"):
-        "Dynamo calls `func(*args, **{})` with a fresh empty dict the decompiler drops; dict "
-        "contents are not modelled",
-    ("returns_containers", "torch_dynamo_resume_in_f_at_175"):
-        "recompile: the resume function's free variables are not reproduced",
-}
+EXPECTED_NOT_VERIFIED = {}
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

@@ -96,6 +96,9 @@ class Event:
         self.bool_result = bool_result
 
 
+_FAST_OPS = frozenset({"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR"})
+
+
 class Side:
     """One program: its code object, neutral instructions and the names it can observe."""
 
@@ -108,6 +111,16 @@ class Side:
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         raw = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
         self.gen_start = bool(raw) and raw[0].opname == "GEN_START"
+        # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
+        # resume functions keep one, unused) would be confused with it if it were used.
+        shadowed = set(code.co_varnames) & set(code.co_freevars)
+        if shadowed:
+            nargs = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04)
+                     + bool(code.co_flags & 0x08))
+            if shadowed & set(code.co_varnames[:nargs]) or any(
+                    i.op in _FAST_OPS and i.arg in shadowed for i in self.instrs):
+                raise Unsupported("%s uses a local variable named like a free variable"
+                                  % code.co_name)
 
     def initial(self) -> MState:
         st = MState()
@@ -203,9 +216,22 @@ def _decide(base: Term, ins: Instr) -> Event:
 # the aliasing among what is observed at once.  Known lists reachable from an effect's
 # operands (or from a cell, which user code can read) *escape*: both programs rename them to the
 # same canonical term and forget their contents, after which they are accessed through effects.
+#
+# Dicts built with ``str`` constant keys (``BUILD_MAP``, ``BUILD_CONST_KEY_MAP``: hashing an exact
+# str runs no user code) are kept the same way, as ``("dict", epoch, k)`` with contents
+# ``(key1, value1, key2, value2, ...)``, but no operation is executed on them except passing one
+# as ``**kwargs``; anything else is an effect they escape through.
 
 def is_list(t: Any) -> bool:
     return type(t) is tuple and len(t) == 3 and t[0] == "list"
+
+
+def is_dict(t: Any) -> bool:
+    return type(t) is tuple and len(t) == 3 and t[0] == "dict"
+
+
+def _is_heap_object(t: Any) -> bool:
+    return type(t) is tuple and len(t) == 3 and t[0] in ("list", "dict")
 
 
 def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: set) -> None:
@@ -217,7 +243,7 @@ def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: 
         t = pop()
         if type(t) is not tuple:
             continue
-        if len(t) == 3 and t[0] == "list":  # is_list(t)
+        if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
             if t in seen:
                 continue
             seen.add(t)
@@ -253,13 +279,13 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> Tuple[A
     # (list comprehensions that call snap only on tuples: this runs on every variable at
     # every effect, and most sub-terms are leaves)
     def snap(t: Any) -> Any:
-        if len(t) == 3 and t[0] == "list":  # is_list(t)
+        if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
             if t not in heap:
                 return t
             if t in numbers:
                 return ("listref", numbers[t])
             numbers[t] = len(numbers)
-            return ("known list", numbers[t],
+            return ("known " + t[0], numbers[t],
                     tuple([snap(x) if type(x) is tuple else x for x in heap[t]]))
         return tuple([snap(x) if type(x) is tuple else x for x in t])
 
@@ -274,7 +300,7 @@ def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
     def ren(t: Any) -> Any:
         if type(t) is not tuple:
             return t
-        if is_list(t):
+        if _is_heap_object(t):
             return mapping.get(t, t)
         return tuple(ren(x) for x in t)
 
@@ -296,7 +322,7 @@ def escape_lists(st: MState, roots: Sequence[Any], epoch: int) -> None:
     mapping: Dict[Term, Term] = {}
     for t in reachable_lists(roots, st.heap):
         if t in st.heap:
-            mapping[t] = ("list", epoch, -1 - len(mapping))
+            mapping[t] = (t[0], epoch, -1 - len(mapping))
     if mapping:
         rename_lists(st, mapping)
         for t in mapping.values():
@@ -335,7 +361,7 @@ def forget_lists(o: MState, c: MState) -> bool:
 
 def _seq_items(t: Term, heap: Dict[Term, Tuple[Term, ...]]) -> Optional[Tuple[Term, ...]]:
     """Items of a known list or of a tuple term (iterating them runs no user code)."""
-    if t in heap:
+    if is_list(t) and t in heap:
         return heap[t]
     if t[0] == "tuple":
         return t[1]
@@ -404,13 +430,13 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
 
     if op in ("LIST_APPEND", "LIST_EXTEND") and isinstance(arg, int) and len(stack) > arg:
         lst, v = stack[-1 - arg], stack[-1]
-        if lst in heap:
+        if is_list(lst) and lst in heap:
             items = (v,) if op == "LIST_APPEND" else _seq_items(v, heap)
             if items is not None:
                 heap[lst] = heap[lst] + items
                 done(1)
                 return None
-    elif op == "LIST_TO_TUPLE" and stack and stack[-1] in heap:
+    elif op == "LIST_TO_TUPLE" and stack and is_list(stack[-1]) and stack[-1] in heap:
         done(1, (("tuple", heap[stack[-1]]),))
         return None
     elif op == "SUBSCR" and len(stack) >= 2:
@@ -431,7 +457,7 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             else:
                 done(2, (("tuple", tuple(got)),))
             return None
-    elif op == "STORE_SUBSCR" and len(stack) >= 3 and stack[-2] in heap:
+    elif op == "STORE_SUBSCR" and len(stack) >= 3 and is_list(stack[-2]) and stack[-2] in heap:
         v, lst, key = stack[-3], stack[-2], stack[-1]
         idx = _index(key)
         new_items = _seq_items(v, heap) if isinstance(idx, slice) else (v,)
@@ -447,7 +473,7 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             heap[lst] = tuple(work)
             done(3)
             return None
-    elif op == "DELETE_SUBSCR" and len(stack) >= 2 and stack[-2] in heap:
+    elif op == "DELETE_SUBSCR" and len(stack) >= 2 and is_list(stack[-2]) and stack[-2] in heap:
         lst, key = stack[-2], stack[-1]
         idx = _index(key)
         if idx is not None:
@@ -458,6 +484,17 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
                 return fails(("delitem", lst, key))
             heap[lst] = tuple(work)
             done(2)
+            return None
+    elif op in ("DICT_MERGE", "DICT_UPDATE") and isinstance(arg, int) and len(stack) > arg:
+        # One known dict into another (``f(**{})`` compiles to this): str keys, no user code.
+        target, src = stack[-1 - arg], stack[-1]
+        if is_dict(target) and target in heap and is_dict(src) and src in heap:
+            items = dict(zip(heap[target][0::2], heap[target][1::2]))
+            if op == "DICT_MERGE" and any(k in items for k in heap[src][0::2]):
+                return False  # a repeated keyword argument: TypeError, left to the effect
+            items.update(zip(heap[src][0::2], heap[src][1::2]))
+            heap[target] = tuple(x for kv in items.items() for x in kv)
+            done(1)
             return None
     elif op == "LOAD_ATTR" and stack:
         obj = stack[-1]
@@ -696,6 +733,13 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         lst = ("list", epoch, _alloc(st, epoch))
         st.heap[lst] = items
         stack.append(lst)
+    elif op == "BUILD_MAP" and len(stack) >= 2 * arg and _str_keys(stack[len(stack) - 2 * arg::2]):
+        _build_dict(st, _pop(st, 2 * arg), epoch)
+    elif op == "BUILD_CONST_KEY_MAP" and len(stack) > arg and stack[-1][0] == "tuple" \
+            and len(stack[-1][1]) == arg and _str_keys(stack[-1][1]):
+        keys = stack.pop()[1]
+        vals = _pop(st, arg)
+        _build_dict(st, [x for pair in zip(keys, vals) for x in pair], epoch)
     elif op == "BUILD_SLICE":
         stack.append(("slice",) + tuple(_pop(st, arg)))
     elif op == "BUILD_STRING":
@@ -853,6 +897,21 @@ def _make_function(st: MState, ins: Instr, epoch: int) -> Optional[Event]:
     return None
 
 
+def _str_keys(keys: Sequence[Term]) -> bool:
+    return all(k[0] == "const" and k[1] == "str" for k in keys)
+
+
+def _build_dict(st: MState, flat: Sequence[Term], epoch: int) -> None:
+    """A new exact dict of the (str constant key, value) pairs ``flat``: a repeated key keeps
+    its first position and its last value, as dict insertion does."""
+    items: Dict[Term, Term] = {}
+    for k, v in zip(flat[0::2], flat[1::2]):
+        items[k] = v
+    d = ("dict", epoch, _alloc(st, epoch))
+    st.heap[d] = tuple(x for kv in items.items() for x in kv)
+    st.stack.append(d)
+
+
 def _call_parts(stack_items: List[Term], null_slot: bool) -> Tuple[Term, List[Term]]:
     if not null_slot:
         return stack_items[0], list(stack_items[1:])
@@ -907,14 +966,26 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         fn, extra = _call_parts(items[:-1 - has_kw], null_slot)
         if extra:
             raise Unsupported("unexpected CALL_FUNCTION_EX layout")
-        if posargs in st.heap:
+        if is_list(posargs) and posargs in st.heap:
             # CALL_FUNCTION_EX turns an exact list into a tuple of its items, running no user code.
             posargs = ("tuple", st.heap[posargs])
+        names, kwvals = (), ()  # type: Tuple[Any, ...], Tuple[Term, ...]
+        if kw is not None and is_dict(kw) and kw in st.heap and kw not in reachable_lists(
+                [tuple(stack[:-1]), tuple(st.vars.values()), st.excinfo, tuple(st.ehstack),
+                 tuple(st.truths.items())], st.heap):
+            # ``**d`` of a dict with known str keys that nothing else holds: only its contents
+            # can matter, so ``f(*a, **{'k': v})`` is ``f(*a, k=v)`` and ``**{}`` is nothing.
+            contents = st.heap[kw]
+            names = tuple(const_value(k)[1] for k in contents[0::2])
+            kwvals = contents[1::2]
+            kw = None
         if kw is None and posargs[0] == "tuple" and fn[0] != "builtin" and not (
                 fn[0] == "method" and len(fn) == 3 and is_list(fn[2])):
             # ``f(*(a, b))`` with a known tuple is the call ``f(a, b)``: the compiler itself
             # writes a call with very many arguments this way (3.11+: over 30 stack items).
-            return _effect(st, ins, ("call", fn, tuple(posargs[1]), ()), n, 1)
+            return _effect(st, ins, ("call", fn, tuple(posargs[1]) + kwvals, names), n, 1)
+        if kw is None and names:
+            kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
     simple = {
         # op: (pops, results, key builder)
@@ -1096,7 +1167,7 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -
         if name == "type" and x[0] in ("e", "stop"):
             pure(("typeof", x))
             return None
-        if name == "tuple" and x in st.heap:
+        if name == "tuple" and is_list(x) and x in st.heap:
             pure(("tuple", st.heap[x]))
             return None
         if name == "tuple" and x[0] == "list":
