@@ -116,3 +116,28 @@ def test_extend_copied_display():
     text, new = _recompiled(f)
     r = new(1, (2, 3))
     assert r == [[1, 2, 3], [1, 2, 3]] and r[0] is r[1], text
+
+
+def _store_before_code_source(x, y):
+    t = x
+    u = -y
+    v = y  # noqa: F841  (room for the patch)
+    return [t, u]
+
+
+def test_copied_store_happens_before_code_that_runs_next():
+    # x; COPY 1; STORE_FAST t; -y (runs y.__neg__); STORE_FAST u; LOAD_FAST u; BUILD_LIST 2:
+    # t is bound while __neg__ runs, though the copy of x is only used by the list.  (Dynamo's
+    # ``COPY; STORE_FAST tmp_N`` keeps values on the stack this way across calls.)
+    names = _store_before_code_source.__code__.co_varnames
+    t, u = names.index("t"), names.index("u")
+    f = _patch(_store_before_code_source, "LOAD_FAST", [
+        _copy1(), (OP["STORE_FAST"], t), (OP["LOAD_FAST"], 1), (OP["UNARY_NEGATIVE"], 0),
+        (OP["STORE_FAST"], u), (OP["LOAD_FAST"], u)])
+
+    class Y:
+        def __neg__(self):
+            return sys._getframe(1).f_locals.get("t", "unbound")
+    assert f("x", Y()) == ["x", "x"]
+    text, new = _recompiled(f)
+    assert new("x", Y()) == ["x", "x"], text

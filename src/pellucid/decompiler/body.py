@@ -90,6 +90,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         for k, v in enumerate(stack):
             if k < self.floor:
                 continue  # belongs to an enclosing statement, saved before it began
+            if runs_code and id(v) in self.pending:
+                # A value already stored to a variable (``COPY; STORE_FAST``) whose store waits
+                # for its use: code the statement runs could see that variable still unbound.
+                spill.append(k)
+                continue
             if _never_changes(v):
                 continue
             if isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
@@ -114,8 +119,10 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 last = max(runs)
                 for j in range(self.floor, len(stack)):
                     v = stack[j]
-                    if j not in spill and isinstance(v, ast.Name) and not _never_changes(v) \
-                            and not self._is_fast_local(v.id) and getattr(v, "_seq", 0) < last:
+                    if j in spill or getattr(v, "_seq", 0) >= last:
+                        continue
+                    if id(v) in self.pending or (isinstance(v, ast.Name) and not _never_changes(v)
+                                                 and not self._is_fast_local(v.id)):
                         spill.append(j)
         if not spill:
             out.append(stmt)
@@ -144,6 +151,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                     out.append(ast.Assign([ast.Name(pending_own[1], ast.Store())], pending_own[2]))
                     _set_own_value(stmt, name_load(pending_own[1]))
                 pending_own = None
+            if id(v) in self.pending and (isinstance(v, ast.Constant) or isinstance(v, ast.Name) and (
+                    _never_changes(v) or self._is_fast_local(v.id)) and v.id not in stored):
+                # The value itself stays valid: only its pending store is made now.
+                out.append(ast.Assign(self.pending.pop(id(v)), v))
+                replaced[i] = v
+                continue
             tmp_v = self.new_temp()
             out.append(ast.Assign([ast.Name(tmp_v, ast.Store())], self.value(v)))
             replaced[i] = name_load(tmp_v)
