@@ -171,6 +171,30 @@ def training_step():
     return step, data
 
 
+def two_comprehensions():
+    # Before 3.12 each comprehension is a function; one that breaks the graph (``.item()``) is
+    # handed to Dynamo's ``_create_nested_fn`` with its code object, a constant without a
+    # literal form: the transformed code of ``comps`` and of its resume function each bind one
+    # in the module's globals, and neither may rebind the other's.
+    def comps(x):
+        a = [v.sum().item() for v in x]
+        print("between")
+        b = [v.max().item() * 2 for v in x]
+        return a, b
+    x = torch.arange(6.0).reshape(2, 3)
+    return comps, [(x,), (x + 1,), (x + 2,)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_constants_of_transformed_code_keep_their_names_apart(tmp_path, backend, capsys):
+    capture, dump, fn, outs, calls = _check_dump(tmp_path, two_comprehensions, backend, ["comps"])
+    transforms = [t for f in capture.frames.values() for t in f.transforms]
+    assert len(transforms) >= 2
+    assert all(t.replacement is not None for t in transforms), [t.rejected for t in transforms]
+    for args, (a, b) in zip(calls, outs):
+        assert a == [float(v.sum()) for v in args[0]] and b == [float(v.max()) * 2 for v in args[0]]
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_data_dependent_if(tmp_path, backend, capsys):
     capture, dump, fn, outs, calls = _check_dump(tmp_path, data_dependent_if, backend, ["branchy"])

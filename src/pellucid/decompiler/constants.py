@@ -71,7 +71,10 @@ def _complex_expr(v: complex) -> Optional[ast.expr]:
 class ConstantPool:
     """Turns constants into expressions; non-literal ones become names listed in ``bindings``."""
 
-    def __init__(self) -> None:
+    def __init__(self, tag: str = "") -> None:
+        # ``tag`` goes into every bound name: code objects whose bindings share one namespace
+        # (Dynamo's transformed code of one module) must not rebind each other's names.
+        self.tag = tag
         self.bindings: Dict[str, Any] = {}
         self._by_id: Dict[int, str] = {}
 
@@ -107,7 +110,7 @@ class ConstantPool:
         if name is None:
             hint = getattr(value, "__name__", type(value).__name__)
             hint = "".join(c if c.isalnum() else "_" for c in str(hint))[:30]
-            name = "__pellucid_const_%d_%s" % (len(self.bindings), hint)
+            name = "__pellucid_const_%s%d_%s" % (self.tag, len(self.bindings), hint)
             self.bindings[name] = value
             self._by_id[key] = name
         return ast.Name(name, ast.Load())

@@ -36,16 +36,18 @@ class Recompiled:
         self.bindings = bindings
 
 
-def source_for_recompile(code: types.CodeType, keep_locals: bool = False) -> "tuple[str, ConstantPool]":
+def source_for_recompile(code: types.CodeType, keep_locals: bool = False,
+                         const_tag: str = "") -> "tuple[str, ConstantPool]":
     """Source to compile for ``code``.  ``keep_locals`` adds a never-run assignment naming every
     local of ``code`` in order, so the new code's local slots start exactly like the original's
     (Dynamo copies a frame's locals into the code it runs by slot number)."""
-    tree, pool = _tree_for_recompile(code, keep_locals)
+    tree, pool = _tree_for_recompile(code, keep_locals, const_tag)
     return unparse(tree), pool
 
 
-def _tree_for_recompile(code: types.CodeType, keep_locals: bool) -> "tuple[ast.Module, ConstantPool]":
-    pool = ConstantPool()
+def _tree_for_recompile(code: types.CodeType, keep_locals: bool,
+                        const_tag: str = "") -> "tuple[ast.Module, ConstantPool]":
+    pool = ConstantPool(const_tag)
     if is_module_code(code):
         return code_to_ast(code, consts=pool)
     tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
@@ -172,16 +174,17 @@ def _find(code: types.CodeType, name: str) -> Optional[types.CodeType]:
 
 def recompile_full(code: types.CodeType, path: Optional[str] = None,
                    qualname: Optional[str] = None, keep_locals: bool = False,
-                   header: str = "", write: bool = True) -> Recompiled:
+                   header: str = "", write: bool = True, const_tag: str = "") -> Recompiled:
     """Recompile ``code``; see :func:`pellucid.recompile`.
 
     ``keep_locals``: the new code's ``co_varnames`` start with all of the original's, in order.
     ``header`` (comment lines) goes before the source in the file and in what is compiled, so
     line numbers point into the file.  ``write=False`` compiles as if the file at ``path``
-    existed, without writing it (the caller writes it).
+    existed, without writing it (the caller writes it).  ``const_tag`` goes into the names of
+    the constants without a literal form (see ``bindings``).
     """
     _check_shadowed(code)
-    tree, pool = _tree_for_recompile(code, keep_locals)
+    tree, pool = _tree_for_recompile(code, keep_locals, const_tag)
     source = header + unparse(tree)
     filename = os.path.abspath(path) if path else code.co_filename
     if path and write:

@@ -11,6 +11,7 @@ runs and the file says why, with the disassembly.
 """
 import dis
 import io
+import itertools
 import re
 import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -18,6 +19,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from pellucid.dynamo.model import Transform
 
 _GRAPH = re.compile(r"^(__compiled_fn_\d+)")
+# Every transformed code object of a module puts its constants in the module's globals: each
+# gets its own names (``__pellucid_const_t<N>_...``), unique in this process.
+_CONST_TAGS = itertools.count(1)
 
 
 def describe_names(names: Tuple[str, ...]) -> Tuple[List[str], List[str]]:
@@ -73,7 +77,8 @@ def build(compile_id: str, original: types.CodeType, transformed: types.CodeType
             % (original.co_name, where, compile_id))
     try:
         result = recompile_full(transformed, path, keep_locals=True,
-                                header=head + "# STATUS\n#\n", write=False)
+                                header=head + "# STATUS\n#\n", write=False,
+                                const_tag="t%d_" % next(_CONST_TAGS))
     except DecompileError as exc:
         t.rejected = "could not decompile: %s" % exc
     except Exception as exc:  # a pellucid bug must not reach the user's program
@@ -83,8 +88,13 @@ def build(compile_id: str, original: types.CodeType, transformed: types.CodeType
         new = result.code
         problem = _layout_problem(original, new)
         if problem is None and result.bindings:
+            clash = sorted(k for k, v in result.bindings.items()
+                           if fn_globals is not None and k in fn_globals and fn_globals[k] is not v)
             if fn_globals is None:
                 problem = "constants without a literal form, and the frame's globals are unknown"
+            elif clash:
+                # Rebinding would change what code already installed reads.
+                problem = "constant names already bound to other values: %s" % ", ".join(clash)
             else:
                 fn_globals.update(result.bindings)
         if problem is None:
