@@ -11,6 +11,7 @@ import sys
 import types
 from typing import Any, Dict, List, Optional
 
+from pellucid.bytecode.imported_names import import_bound_names
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
@@ -63,7 +64,21 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: bool,
         if PY >= (3, 12):
             wrapper.type_params = []
         tree = ast.Module([at_first_line(wrapper, code)], [])
+    declaration = _imports_declaration(code)
+    if declaration is not None:
+        tree.body.append(declaration)
     return tree, pool
+
+
+def _imports_declaration(code: types.CodeType) -> Optional[ast.stmt]:
+    """``if False: import a, b`` for the names the original module imported (as its method
+    calls show, see :mod:`pellucid.bytecode.imported_names`).  It never runs; it is there because
+    3.11+ compiles ``a.f()`` differently when ``a`` is imported at module level.  It goes after
+    the definition so that the definition's lines do not move."""
+    names = import_bound_names(code)
+    if not names:
+        return None
+    return ast.If(ast.Constant(False), [ast.Import([ast.alias(n, None) for n in names])], [])
 
 
 def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
