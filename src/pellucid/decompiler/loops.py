@@ -51,6 +51,17 @@ def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
     return True
 
 
+def _same_exit(a: Block, b: Block) -> bool:
+    """Two copies of one ``return``/``raise`` tail: 3.11+ copies a short tail to each of the
+    loop's exits (after the guard and after the latch), so either copy is the loop's follow."""
+    if len(a.instrs) != len(b.instrs) or len(a.instrs) > 4 or a.succs or b.succs:
+        return False
+    if a.last.op not in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE") or a.handler != b.handler:
+        return False
+    return all(x.op == y.op and type(x.arg) is type(y.arg) and x.arg == y.arg
+               for x, y in zip(a.instrs, b.instrs))
+
+
 def strip_trailing_continue(stmts: List[ast.stmt]) -> List[ast.stmt]:
     """A ``continue`` that ends a loop body (or both arms of its last ``if``) says nothing."""
     if not stmts:
@@ -398,7 +409,7 @@ class LoopBuilder:
         if lt is None:
             return None
         latch, normal = lt
-        if normal is not exit_block:
+        if normal is not exit_block and not _same_exit(normal, exit_block):
             return None
         trial = list(stack)
         sink: List[ast.stmt] = []

@@ -441,6 +441,12 @@ class Structurer:
         if loop is not None:
             for target, other, c in ((t, f, cond), (f, t, negate(cond))):
                 j = self.loop_jump(target, ctx)
+                if isinstance(j, ast.Continue) and target is block.jump:
+                    # A written ``continue`` is a jump of its own that the test jumps over (or
+                    # falls into); a test that jumps straight to the loop's end is an ``if``
+                    # whose body is the rest of the loop (``for x in xs: if c: body``).  The
+                    # ``if`` built below says the same and compiles back to this layout.
+                    continue
                 if j is not None and target not in stop and other is not target:
                     if self.loop_jump(other, ctx) is None or other in stop:
                         self.emit(out, ast.If(c, [j], []), stack)
@@ -495,7 +501,11 @@ class Structurer:
                 cond = self.spill_live(out, stack, cond)
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
         else:
-            (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
+            joined = self._arms_to_join(t, f, stack, ctx, stop) if merge is None else None
+            if joined is not None:
+                (then_s, then_stack, then_end), (else_s, else_stack, else_end) = joined
+            else:
+                (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
         if conditional_expression((then_s, then_stack, then_end), (else_s, else_stack, else_end)):
             assert then_stack is not None and else_stack is not None
             stack = else_stack[:-1] + [ast.IfExp(cond, self.value(then_stack[-1]),
@@ -504,7 +514,7 @@ class Structurer:
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
             # which is how such code is written (``if not x: raise ...`` for an assert).
-            if t.start <= f.start:
+            if self._arm_position(t, ctx) <= self._arm_position(f, ctx):
                 self.emit(out, self.make_if(cond, then_s, []), stack)
                 out.extend(else_s)
             else:
@@ -528,6 +538,52 @@ class Structurer:
             raise StructureError("branches leave different values on the stack")
         self.emit(out, self.make_if(cond, then_s, else_s), stack)
         return then_stack, then_end
+
+    def _arms_to_join(self, t: Block, f: Block, stack: List[Any], ctx: Ctx,
+                      stop: FrozenSet[Block]) -> Optional[Tuple[WalkResult, WalkResult]]:
+        """Both arms walked up to where they meet when an arm also returns or raises.
+
+        Then no block post-dominates both arms (the ``return`` path never reaches the code after
+        the ``if``), and walking each arm to its end would copy that code into both.  The join
+        is the first block (in code order) both arms reach by normal flow; it is only used when
+        each arm, walked up to it, either gets there or leaves.  None: no such join.
+        """
+        def reach(start: Block) -> Dict[Block, None]:
+            seen: Dict[Block, None] = {}
+            work = [start]
+            while work:
+                b = work.pop()
+                if b in seen or b in stop or b in self.active_loops \
+                        or (ctx.region is not None and b not in ctx.region) \
+                        or self.loop_jump(b, ctx) is not None or len(seen) > 2000:
+                    continue
+                seen[b] = None
+                work.extend(b.succs)
+            return seen
+
+        from_t = reach(t)
+        common = [b for b in reach(f) if b in from_t]
+        if not common:
+            return None
+        join = min(common, key=lambda b: b.start)
+        saved = self.save_state()
+        inner_stop = stop | {join}
+        try:
+            result = (self.walk(t, list(stack), ctx, inner_stop), self.walk(f, list(stack), ctx, inner_stop))
+        except StructureError:
+            result = None
+        if result is not None and all(r[1] is None or r[2] is join for r in result) \
+                and any(r[1] is not None for r in result):
+            return result
+        self.restore_state(saved)
+        return None
+
+    def _arm_position(self, arm: Block, ctx: Ctx) -> float:
+        """Where an arm's code is, for putting the first one in the ``if``: a jump back to the
+        loop's start (``continue``, written nowhere) counts as last."""
+        if isinstance(self.loop_jump(arm, ctx), ast.Continue):
+            return float("inf")
+        return arm.start
 
     def make_if(self, cond: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.stmt:
         if not body and not orelse:

@@ -1,0 +1,112 @@
+"""Construct cases: statement shapes written the way CPython's compiler came from them.
+
+Each case here is a shape ``bench/fidelity.py`` found decompiled into another (equivalent) form;
+``tests/test_fidelity_shapes.py`` checks that these recompile to the very same bytecode, these
+cases that they still behave the same.  Format: see construct_cases.py.
+"""
+
+CASES = []
+
+
+def case(id, src, calls, min_version=(3, 8), func="f", driver=None):
+    CASES.append(dict(id=id, src=src, calls=calls, min_version=min_version, func=func,
+                      driver=driver))
+
+
+case("fidelity_method_call_on_import", r"""
+import os.path as osp
+import string
+def f(x):
+    return osp.join(string.ascii_lowercase[:x], "b"), osp.basename("a/b")
+""", [(0,), (3,)])
+
+case("fidelity_for_if_at_loop_end", r"""
+def f(xs):
+    out = []
+    for x in xs:
+        out.append(-x)
+        if x % 3:
+            out.append(x)
+    return out
+""", [([],), ([1, 2, 3, 4, 6],)])
+
+case("fidelity_for_if_not_raise", r"""
+def f(xs):
+    for x in xs:
+        if not isinstance(x, int):
+            raise TypeError("not an int: %r" % (x,))
+    return len(xs)
+""", [([],), ([1, 2],), ([1, "a"],)])
+
+case("fidelity_for_continue_then_more", r"""
+def f(xs):
+    out = []
+    for x in xs:
+        if x % 2:
+            continue
+        out.append(x)
+    return out
+""", [([],), ([1, 2, 3, 4],)])
+
+case("fidelity_while_if_else_falls_off", r"""
+def f(chunks):
+    i = 0
+    while i < len(chunks) - 1:
+        if chunks[i + 1] == " " and chunks[i]:
+            chunks[i + 1] = "  "
+            i += 2
+        else:
+            i += 1
+""", [([],), (["a", " ", "b", "c", " "],), (["", " ", "x"],)])
+
+case("fidelity_if_else_arm_returns_then_joins", r"""
+def f(a, b):
+    if a:
+        if b:
+            return 1
+    else:
+        a = 2
+    return a
+""", [(0, 0), (0, 1), (1, 0), (1, 1), ("x", None)])
+
+case("fidelity_if_arm_returns_then_joins", r"""
+def f(a, b):
+    if a:
+        if b:
+            return 1
+        a = 3
+    return a
+""", [(0, 0), (0, 1), (1, 0), (1, 1)])
+
+case("fidelity_elif_arms_return_then_join", r"""
+def f(b):
+    if len(b) >= 4:
+        if not b[0]:
+            return "x" if b[1] else "y"
+        if not b[1]:
+            return "z" if b[2] or b[3] else "w"
+    elif len(b) == 2:
+        if not b[0]:
+            return "p"
+        if not b[1]:
+            return "q"
+    return "default"
+""", [(b"",), (b"\0\0\0\0",), (b"\0\1\0\0",), (b"\1\0\0\0",), (b"\1\0\0\1",), (b"\1\1\1\1",),
+      (b"\0\1",), (b"\1\0",), (b"\1\1",)])
+
+case("fidelity_if_raise_else_assign_then_tail", r"""
+def f(s, kw=None):
+    if isinstance(s, str):
+        if s.startswith("!"):
+            raise ValueError("bang", s)
+    else:
+        if not isinstance(s, (bytes, bytearray)):
+            raise TypeError(type(s).__name__)
+        s = s.decode("ascii")
+    if kw is None and not s:
+        return "empty"
+    if kw is None:
+        kw = {}
+    kw["s"] = s
+    return sorted(kw.items())
+""", [("",), ("!a",), ("abc",), (b"xy",), (3,), ("a", {"k": 1})])
