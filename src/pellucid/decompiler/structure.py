@@ -304,10 +304,12 @@ class Structurer:
             return v, fall, jump
         if last.op == "POP_JUMP_IF_TRUE":
             return v, jump, fall
+        # As for the jumps above, the arm that falls through is the ``if`` body: ``if x is None:
+        # A`` jumps past A when ``x`` is not None.
         none = ast.Constant(None)
         if last.op == "POP_JUMP_IF_NONE":
-            return ast.Compare(v, [ast.Is()], [none]), jump, fall
-        return ast.Compare(v, [ast.IsNot()], [none]), jump, fall
+            return ast.Compare(v, [ast.IsNot()], [none]), fall, jump
+        return ast.Compare(v, [ast.Is()], [none]), fall, jump
 
     def _condition_only(self, block: Block, chain: FrozenSet[Block], stack: List[Any]) -> Optional[Tuple[ast.expr, Block, Block, List[Any]]]:
         """If ``block`` just computes another condition (no statements), that condition.
