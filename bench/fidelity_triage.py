@@ -95,6 +95,10 @@ def classify_ops(a: Sequence[Op], b: Sequence[Op]) -> str:
     if not right and left and all(n in _STORES | _LOADS for n in ln) \
             and any(n in _STORES for n in ln):
         return "missing temporary (STORE/LOAD dropped)"
+    fused = {"LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"}
+    if both & fused and both <= fused | {"LOAD_FAST", "STORE_FAST"}:
+        # 3.13 pairs LOAD_FAST/STORE_FAST into one instruction only within one source line
+        return "superinstruction pairing (line numbers)"
     if left and right and all(_is_jump(o) for o in left + right):
         if len(left) == len(right) and all(_name(x) == _name(y) for x, y in zip(left, right)):
             return "jump target (same jumps, other targets)"

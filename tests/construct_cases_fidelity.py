@@ -110,3 +110,90 @@ def f(s, kw=None):
     kw["s"] = s
     return sorted(kw.items())
 """, [("",), ("!a",), ("abc",), (b"xy",), (3,), ("a", {"k": 1})])
+
+case("fidelity_while_and_condition", r"""
+def f(text, limit):
+    i = n = 0
+    mark = ""
+    while n < limit and i < len(text):
+        if text[i] == "!":
+            i += 1
+            mark = text[i:i + 1]
+            i += 1
+        elif text[i] == "?":
+            i += 1
+            mark = ""
+        else:
+            i += 1
+            n += 1
+    return i, n, mark
+""", [("", 3), ("ab!cde?fg", 3), ("abc", 0), ("a!", 5), ("??????", 2)])
+
+case("fidelity_while_or_condition", r"""
+def f(a, b):
+    out = []
+    while a > 0 or b > 0:
+        if a > b:
+            a -= 2
+        else:
+            b -= 1
+        out.append((a, b))
+    return out
+""", [(0, 0), (3, 1), (1, 4), (-1, 2)])
+
+case("fidelity_if_is_none_else", r"""
+def f(x, y=None):
+    if y is None:
+        fmt = "%s"
+    else:
+        fmt = "%s/" + str(y)
+    if x is not None:
+        fmt = fmt + "!"
+    else:
+        fmt = "?" + fmt
+    return fmt % (x,)
+""", [(1,), (None,), (2, 3), (None, None)])
+
+case("fidelity_tuple_assignments", r"""
+def f(ai, bj, size):
+    i, j = ai + size, bj + size
+    x, y, z = size, ai, bj
+    x, y = y, x
+    z, x, y = x, y, z
+    return i, j, x, y, z
+""", [(1, 2, 3), (0, 0, 0), ("a", "b", "c")])
+
+case("fidelity_tuple_assignment_cells", r"""
+def f(a, b):
+    def get():
+        return a, b
+    a, b = b, a + 1
+    first = get()
+    b, a = a * 2, b
+    return first, get()
+""", [(1, 2), ("x", "y")])
+
+case("fidelity_elif_chain_else_raises", r"""
+def f(items):
+    out = []
+    for tag, n in items:
+        if tag == "a":
+            g = [n]
+        elif tag == "b":
+            g = [n, n]
+        elif tag == "c":
+            g = []
+        else:
+            raise ValueError("unknown tag %r" % (tag,))
+        out.extend(g)
+    return out
+""", [([],), ([("a", 1), ("b", 2), ("c", 3)],), ([("a", 1), ("z", 0)],)])
+
+case("fidelity_if_else_returns_in_else", r"""
+def f(x):
+    if x > 0:
+        y = x * 2
+    else:
+        return -x
+    return y + 1
+""", [(3,), (0,), (-4,)])

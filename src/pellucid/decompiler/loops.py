@@ -376,7 +376,8 @@ class LoopBuilder:
             try:
                 for ins in header.instrs[:-1]:
                     self.step(ins, trial, sink)
-                c, t, f = self.branch_condition(header, trial)
+                # ``while a and b:`` tests in more than one block
+                c, t, f, _ = self.compound_condition(header, trial)  # type: ignore[attr-defined]
             except StructureError:
                 sink = [ast.Pass()]
             if not sink and (t in body) != (f in body):
@@ -398,6 +399,32 @@ class LoopBuilder:
         self.emit(out, ast.While(cond, body_s, orelse), stack)
         return (list(stack) if follow is not None else None), follow
 
+    def _latch_test_start(self, latch: Block, header: Block, body: FrozenSet[Block], cond: ast.expr,
+                          stack: List[Any], normal: Block) -> Optional[Block]:
+        """The first block of the latch's re-test of ``cond`` (None if the latch does not re-test
+        it).  ``while a and b:`` re-tests in two blocks, the last of which jumps back; walking
+        back from it, each earlier block that only computes a condition may start the test."""
+        start: Optional[Block] = latch
+        for _ in range(16):
+            if start is None or start not in body or start is header:
+                return None
+            trial = list(stack)
+            sink: List[ast.stmt] = []
+            try:
+                for ins in start.instrs[:-1]:
+                    self.step(ins, trial, sink)
+                c, t, f, _ = self.compound_condition(start, trial)  # type: ignore[attr-defined]
+            except StructureError:
+                c = t = f = None  # type: ignore[assignment]
+            if not sink and c is not None and (t, f) in ((header, normal), (normal, header)):
+                test = c if t is header else negate(c)
+                if ast.dump(test) == ast.dump(cond):
+                    return start
+            if len(start.preds) != 1 or start.preds[0].last.op not in POP_JUMPS:
+                return None
+            start = start.preds[0]
+        return None
+
     def build_guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
                             stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                             out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
@@ -411,18 +438,8 @@ class LoopBuilder:
         latch, normal = lt
         if normal is not exit_block and not _same_exit(normal, exit_block):
             return None
-        trial = list(stack)
-        sink: List[ast.stmt] = []
-        try:
-            for ins in latch.instrs[:-1]:
-                self.step(ins, trial, sink)
-            c, t, f = self.branch_condition(latch, trial)
-        except StructureError:
-            return None
-        if sink:
-            return None
-        latch_cond = c if t is header else negate(c)
-        if ast.dump(latch_cond) != ast.dump(cond):
+        latch = self._latch_test_start(latch, header, body, cond, stack, normal)  # type: ignore[assignment]
+        if latch is None:
             return None
         exits = self._exits(body, header)
         follow = self._follow(exits, normal, ctx, body)

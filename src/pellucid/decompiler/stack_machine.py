@@ -745,14 +745,63 @@ class StackMachine:
         self.emit(out, Reraise(), stack)
 
     def op_STORE_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if self.parallel_store(ins, stack, out):
+            return
         self.store(ast.Name(arg, ast.Store()), stack.pop(), stack, out)
 
-    op_STORE_NAME = op_STORE_FAST
+    def op_STORE_NAME(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self.store(ast.Name(arg, ast.Store()), stack.pop(), stack, out)
 
     def op_STORE_DEREF(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if self.parallel_store(ins, stack, out):
+            return
         if arg in self.code.co_freevars:
             self.nonlocals.add(arg)
         self.store(ast.Name(arg, ast.Store()), stack.pop(), stack, out)
+
+    def parallel_store(self, ins: Instr, stack: List[Any], out: List[ast.stmt]) -> bool:
+        """``a, b = x, y`` (two or three names): CPython evaluates the values, reorders them
+        (``SWAP``/``ROT``; 3.12+ reorders the stores instead) and stores one after the other.
+        Written as one tuple assignment, which is what compiles back to that (separate
+        assignments would interleave loads and stores, and the first store would need the other
+        values saved in temporaries first).  Stores in a row of values in a row come from
+        nothing else in compiler output, and the tuple form is exact for any such code.
+
+        True when the stores starting at ``ins`` were written that way: the values are popped
+        and the following stores of the run each find a marker that stores nothing.
+        """
+        instrs = getattr(self, "instrs", None)
+        cfg = getattr(self, "cfg", None)
+        if instrs is None or cfg is None or not 0 <= ins.index < len(instrs) or instrs[ins.index] is not ins:
+            return False
+        run: List[Instr] = []
+        j = ins.index
+        while j < len(instrs) and instrs[j].op in ("STORE_FAST", "STORE_DEREF") \
+                and (j == ins.index or j not in cfg.block_at) and instrs[j].handler == ins.handler:
+            run.append(instrs[j])
+            j += 1
+        k = len(run)
+        if not 2 <= k <= 3 or len(stack) - k < self.floor:  # type: ignore[attr-defined]
+            return False
+        values = stack[-k:]
+        names = [r.arg for r in reversed(run)]  # the target of each value, bottom to top
+        if len(set(names)) != k:
+            return False
+        pending = getattr(self, "pending", {})
+        for v in values:
+            if not isinstance(v, ast.expr) or isinstance(v, M.Marker) or getattr(v, "_copied", False) \
+                    or id(v) in pending or sum(1 for x in stack if x is v) != 1:
+                return False
+        pairs = sorted(zip(values, names), key=lambda p: getattr(p[0], "_seq", 0))
+        del stack[-k:]
+        for r in run:
+            if r.op == "STORE_DEREF" and r.arg in self.code.co_freevars:
+                self.nonlocals.add(r.arg)  # type: ignore[attr-defined]
+        targets = ast.Tuple([ast.Name(n, ast.Store()) for _, n in pairs], ast.Store())
+        value = ast.Tuple([self.value(v) for v, _ in pairs], ast.Load())
+        self.emit(out, ast.Assign([targets], value), stack)
+        stack.extend(M.SavedLocal(None) for _ in range(k - 1))
+        return True
 
     def op_STORE_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         self.globals_.add(arg)

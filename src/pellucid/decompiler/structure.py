@@ -443,16 +443,30 @@ class Structurer:
         if loop is not None:
             for target, other, c in ((t, f, cond), (f, t, negate(cond))):
                 j = self.loop_jump(target, ctx)
-                if isinstance(j, ast.Continue) and target is block.jump:
+                if isinstance(j, ast.Continue) and target is block.jump \
+                        and self.cfg.common_pdom(t, f) in (target, None):
                     # A written ``continue`` is a jump of its own that the test jumps over (or
                     # falls into); a test that jumps straight to the loop's end is an ``if``
-                    # whose body is the rest of the loop (``for x in xs: if c: body``).  The
-                    # ``if`` built below says the same and compiles back to this layout.
-                    continue
+                    # whose body is the rest of the loop (``for x in xs: if c: body``), which
+                    # ends there too or never ends.  The ``if`` statement says the same and
+                    # compiles back to this layout; where it cannot be built (a ``try`` whose
+                    # handler jumps to the loop's start itself), ``if not c: continue`` can.
+                    saved, written = self.save_state(), len(out)
+                    try:
+                        return self.if_statement(cond, t, f, list(stack), ctx, stop, out)
+                    except StructureError:
+                        self.restore_state(saved)
+                        del out[written:]
                 if j is not None and target not in stop and other is not target:
                     if self.loop_jump(other, ctx) is None or other in stop:
                         self.emit(out, ast.If(c, [j], []), stack)
                         return stack, other
+        return self.if_statement(cond, t, f, stack, ctx, stop, out)
+
+    def if_statement(self, cond: ast.expr, t: Block, f: Block, stack: List[Any], ctx: Ctx,
+                     stop: FrozenSet[Block], out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
+        """``if cond:`` with ``t`` and ``f`` as its arms (or a conditional expression, or a
+        guarded ``while``), once the test is known not to be a ``break``/``continue``."""
         if t is f:
             # Both ways lead to the same place, but the test still calls ``bool(cond)``.
             self.emit(out, ast.If(cond, [ast.Pass()], []), stack)
@@ -523,12 +537,20 @@ class Structurer:
                 self.emit(out, self.make_if(negate(cond), else_s, []), stack)
                 out.extend(then_s)
             return None
+        # One arm leaves (return/raise/break...).  Written first in the code, it is a guard:
+        # ``if c: return`` and the other arm after the ``if``; written after the other arm, it
+        # was an ``else:`` (``if c: x = 1 else: raise E``), which compiles back to that order.
         if then_stack is None:
-            # then-branch never falls through: ``if c: ...; return`` and go on with the else-branch
+            if f.start < t.start and else_s:
+                self.emit(out, self.make_if(negate(cond), else_s, then_s), stack)
+                return else_stack, else_end
             self.emit(out, self.make_if(cond, then_s, []), stack)
             out.extend(else_s)
             return else_stack, else_end
         if else_stack is None:
+            if t.start < f.start and then_s:
+                self.emit(out, self.make_if(cond, then_s, else_s), stack)
+                return then_stack, then_end
             self.emit(out, self.make_if(negate(cond), else_s, []), stack)
             out.extend(then_s)
             return then_stack, then_end
@@ -563,11 +585,21 @@ class Structurer:
                 work.extend(b.succs)
             return seen
 
-        from_t = reach(t)
-        common = [b for b in reach(f) if b in from_t]
-        if not common:
-            return None
-        join = min(common, key=lambda b: b.start)
+        from_t, from_f = reach(t), reach(f)
+        common = [b for b in from_f if b in from_t]
+        if common:
+            join = min(common, key=lambda b: b.start)
+        else:
+            # One arm always leaves and the other goes on after it in the code: ``if c: x = 1
+            # else: return`` continues where the first arm jumps past the second.
+            first, second = (from_t, from_f) if t.start < f.start else (from_f, from_t)
+            if not first or not second:
+                return None  # an arm that is a ``break``/``continue`` or outside the region
+            end = max(b.start for b in second)
+            after = [b for b in first if b.start > end]
+            if not after:
+                return None
+            join = min(after, key=lambda b: b.start)
         saved = self.save_state()
         inner_stop = stop | {join}
         try:
