@@ -197,3 +197,33 @@ def f(x):
         return -x
     return y + 1
 """, [(3,), (0,), (-4,)])
+
+case("fidelity_if_else_both_return_last", r"""
+def f(n, d):
+    if d == 1:
+        return str(n)
+    else:
+        return "%s/%s" % (n, d)
+""", [(1, 1), (3, 4)])
+
+case("fidelity_elif_chain_returns_else_none", r"""
+def f(x):
+    if x is None:
+        return None
+    elif x.get("a"):
+        return "/".join(x["a"])
+    elif x.get("b") not in (None, "-"):
+        return x["b"]
+    else:
+        return None
+""", [(None,), ({"a": ["p", "q"]},), ({"b": "v"},), ({"b": "-"},), ({},)])
+
+case("fidelity_try_except_pass_else_raise", r"""
+def f(g):
+    try:
+        g()
+    except (KeyError, StopIteration):
+        pass
+    else:
+        raise RuntimeError("ignored")
+""", [(dict,), (lambda: {}["k"],), (lambda: 1 / 0,)], driver=None)

@@ -70,7 +70,19 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         stmts, stack, end = self.walk(entry, [], Ctx(None, None, None), frozenset())
         if stack is not None and end is not None:
             raise StructureError("walk stopped early at %r" % (end,))
+        if self._dead_final_return():
+            stmts = _else_for_tail(stmts)
         return stmts
+
+    def _dead_final_return(self) -> bool:
+        """The code ends with a ``return None`` nothing reaches: ≤3.9 add one after a last
+        statement that is compound (``if``/``else`` whose arms both return), never after a
+        last ``return``."""
+        n = len(self.instrs)
+        if n < 3 or self.instrs[-1].op != "RETURN_VALUE" or self.instrs[-2].op != "LOAD_CONST" \
+                or self.instrs[-2].arg is not None:
+            return False
+        return not any(b.start <= n - 2 < b.end for b in self.cfg.blocks)
 
     # -- statements --------------------------------------------------------------------------------
     def new_temp(self) -> str:
@@ -477,3 +489,36 @@ def _names_written(stmt: ast.stmt) -> Set[str]:
                 names.add((a.asname or a.name).split(".")[0])
     return names
 
+
+def _always_leaves(stmts: List[ast.stmt]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return isinstance(last, ast.If) and _always_leaves(last.body) and _always_leaves(last.orelse)
+
+
+def _else_for_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: <leaves>`` followed by simple statements ending in return/raise, as ``if c: ...
+    else: <those statements>`` (the same code; the form whose compiled code keeps ≤3.9's
+    unreachable final ``return None``)."""
+    k = len(stmts)
+    while k > 0 and not isinstance(stmts[k - 1], (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try,
+                                                  ast.With, ast.AsyncWith, ast.FunctionDef,
+                                                  ast.AsyncFunctionDef, ast.ClassDef)):
+        k -= 1
+    tail = stmts[k:]
+    if k == 0 or not tail or not isinstance(tail[-1], (ast.Return, ast.Raise)):
+        return stmts
+    last = stmts[k - 1]
+    if not isinstance(last, ast.If) or not _always_leaves(last.body):
+        return stmts
+    if last.orelse:
+        if not (len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If)):
+            return stmts
+        nested = _else_for_tail(last.orelse + tail)
+        if len(nested) != 1:
+            return stmts
+        return stmts[:k - 1] + [ast.If(last.test, last.body, nested)]
+    return stmts[:k - 1] + [ast.If(last.test, last.body, tail)]

@@ -129,6 +129,16 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     return None
 
 
+def _else_leaves_plainly(stmts: List[ast.stmt]) -> bool:
+    """The arm ends in a ``return``, a ``raise`` of an exception, ``break`` or ``continue``."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Raise):
+        return last.exc is not None and not isinstance(last.exc, M.Marker)
+    return type(last) in (ast.Return, ast.Break, ast.Continue)
+
+
 def negate(e: ast.expr) -> ast.expr:
     """``not e``, simplified where that is exact."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
@@ -540,15 +550,18 @@ class Structurer:
         # One arm leaves (return/raise/break...).  Written first in the code, it is a guard:
         # ``if c: return`` and the other arm after the ``if``; written after the other arm, it
         # was an ``else:`` (``if c: x = 1 else: raise E``), which compiles back to that order.
+        # (Not for a bare ``raise``/an exception match: handler recognition reads those as
+        # ``if not match: <re-raise>``.)
+        plain = not any(isinstance(n, M.Marker) for n in ast.walk(cond))
         if then_stack is None:
-            if f.start < t.start and else_s:
+            if f.start < t.start and else_s and plain and _else_leaves_plainly(then_s):
                 self.emit(out, self.make_if(negate(cond), else_s, then_s), stack)
                 return else_stack, else_end
             self.emit(out, self.make_if(cond, then_s, []), stack)
             out.extend(else_s)
             return else_stack, else_end
         if else_stack is None:
-            if t.start < f.start and then_s:
+            if t.start < f.start and then_s and plain and _else_leaves_plainly(else_s):
                 self.emit(out, self.make_if(cond, then_s, else_s), stack)
                 return then_stack, then_end
             self.emit(out, self.make_if(negate(cond), else_s, []), stack)
