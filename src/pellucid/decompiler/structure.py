@@ -527,7 +527,9 @@ class Structurer:
                 cond = self.spill_live(out, stack, cond)
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
         else:
-            joined = self._arms_to_join(t, f, stack, ctx, stop) if merge is None else None
+            # (Not for an exception-match test: handler recognition walks its arms itself.)
+            joined = self._arms_to_join(t, f, stack, ctx, stop) \
+                if merge is None and not any(isinstance(n, M.Marker) for n in ast.walk(cond)) else None
             if joined is not None:
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = joined
             else:
