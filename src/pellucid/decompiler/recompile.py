@@ -176,12 +176,17 @@ def _retarget_qualnames(code: types.CodeType, old: str, new: str) -> types.CodeT
     return code.replace(**changes)
 
 
-def _find(code: types.CodeType, name: str) -> Optional[types.CodeType]:
+def find_nested_code(code: types.CodeType, name: str) -> Optional[types.CodeType]:
+    """The first code object named ``name`` nested (at any depth) in ``code``'s constants.
+
+    >>> find_nested_code(compile("def f(): pass", "<s>", "exec"), "f").co_name
+    'f'
+    """
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             if c.co_name == name:
                 return c
-            found = _find(c, name)
+            found = find_nested_code(c, name)
             if found is not None:
                 return found
     return None
@@ -220,7 +225,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     if is_module_code(code):
         return Recompiled(module, source, pool.bindings)
     name = target_name(code)
-    new = _find(module, name)
+    new = find_nested_code(module, name)
     if new is None:
         raise DecompileError("recompiled source lost the function %s" % code.co_name)
     if keep_locals and shadowed_locals(code):

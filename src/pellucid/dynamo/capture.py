@@ -22,6 +22,7 @@ from pellucid.dynamo import transformed_code
 from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
                                    Recompilation)
+from pellucid.dynamo.names import file_stem
 from pellucid.dynamo.torch_features import find, warn
 
 #: structured-trace event name -> graph stage
@@ -36,12 +37,6 @@ GRAPH_EVENTS = {
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
 _BREAK_AT = re.compile(r"Graph break in user code at (\S+:\d+)")
-
-
-def safe_name(name: str) -> str:
-    """A file-name-safe form of a code object's name (``<lambda>`` -> ``lambda``)."""
-    out = re.sub(r"[^0-9A-Za-z_]+", "_", name).strip("_")
-    return out or "code"
 
 
 def compile_id_of(metadata: Dict[str, Any]) -> Optional[str]:
@@ -149,7 +144,7 @@ class Capturer:
             # n counts this frame's compilations; another process's file of the same name
             # makes this one ``...for_f.1.py`` (see DumpFiles.claim)
             path = self.files.claim("__transformed_code_%d_for_%s.py"
-                                    % (len(frame.transforms), safe_name(original.co_name)))
+                                    % (len(frame.transforms), file_stem(original.co_name)))
             t = transformed_code.build(compile_id, original, transformed, path, self.files.write,
                                        fn_globals, self.verify)
             frame.transforms.append(t)

@@ -100,7 +100,7 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
     def _route_full_code(self, captures: List[Any]) -> None:
         """Calls of compiled user functions go through their dumped full_code dispatcher."""
         from pellucid.dynamo import full_code_dispatch
-        from pellucid.dynamo.full_code import _ident
+        from pellucid.dynamo.names import python_identifier
 
         loaded: Dict[str, Any] = {}
         routed: Set[int] = set()
@@ -117,7 +117,7 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
                     self.session.full_code_files[path] = "not used: %s: %s" % (type(exc).__name__, exc)
                     continue
                 loaded[path] = module
-                dispatcher = getattr(module, _ident(frame.name), None)
+                dispatcher = getattr(module, python_identifier(frame.name), None)
                 if dispatcher is None:
                     continue
                 undo = full_code_dispatch.route_through_full_code(frame.code, dispatcher)

@@ -19,11 +19,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.dynamo.dump_runtime import RUNTIME_MODULE, closure_of
 from pellucid.dynamo.model import CompiledFrame
+from pellucid.dynamo.names import python_identifier
 
 GUARD_CALL = "{name}(L, G_{frame})"
 
 
-def _signature(code: types.CodeType) -> Tuple[str, str, List[str]]:
+def signature_parts(code: types.CodeType) -> Tuple[str, str, List[str]]:
     """(parameter list, call arguments, argument names) reproducing ``code``'s parameters."""
     names = code.co_varnames
     npos = code.co_argcount
@@ -57,10 +58,6 @@ def _signature(code: types.CodeType) -> Tuple[str, str, List[str]]:
     return ", ".join(params), ", ".join(call), arg_names
 
 
-def _ident(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-
-
 def render(path: str, root: str, frames: List[CompiledFrame],
            globals_of: Dict[int, Dict[str, Any]],
            closures_of: Optional[Dict[int, Optional[Tuple[Any, ...]]]] = None) -> Tuple[str, Dict[str, Any]]:
@@ -83,7 +80,7 @@ def render(path: str, root: str, frames: List[CompiledFrame],
         "",
     ]
     for frame in frames:
-        fid = _ident(frame.name)
+        fid = python_identifier(frame.name)
         fn_globals = globals_of.get(id(frame.code), {})
         if closures_of is not None and id(frame.code) in closures_of:
             closure = closures_of[id(frame.code)]
@@ -91,7 +88,7 @@ def render(path: str, root: str, frames: List[CompiledFrame],
             closure = closure_of(frame.code)  # a scan of the garbage collector's objects
         registry["%s:%s:globals" % (base, fid)] = fn_globals
         registry["%s:%s:original" % (base, fid)] = (frame.code, fn_globals, closure)
-        params, call, arg_names = _signature(frame.code)
+        params, call, arg_names = signature_parts(frame.code)
         kind = "resume function" if frame.name != frame.root else "function"
         out += ["", "# " + "=" * 94,
                 "# %s %s (%s:%d): %d cache entr%s" % (kind, frame.qualname, frame.filename,

@@ -36,13 +36,13 @@ def trampoline_source(name: str, params: str, call: str, freevars: Tuple[str, ..
 def trampoline(code: types.CodeType, filename: str, dispatch: str = DISPATCH) -> Optional[types.CodeType]:
     """Code with ``code``'s signature and closure layout that calls ``DISPATCH``; None if the
     layout cannot be reproduced."""
-    from pellucid.decompiler.recompile import _find as find_code
-    from pellucid.dynamo.full_code import _signature
+    from pellucid.decompiler.recompile import find_nested_code
+    from pellucid.dynamo.full_code import signature_parts
 
-    params, call, _ = _signature(code)
+    params, call, _ = signature_parts(code)
     name = code.co_name if code.co_name.isidentifier() else "f"
     module = compile(trampoline_source(name, params, call, code.co_freevars, dispatch), filename, "exec")
-    new = find_code(module, name)
+    new = find_nested_code(module, name)
     if new is None:
         return None
     if new.co_freevars != code.co_freevars or new.co_argcount != code.co_argcount or \

@@ -15,7 +15,8 @@ import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.dynamo import dump_runtime, full_code, graph_files, index
-from pellucid.dynamo.capture import Capturer, safe_name
+from pellucid.dynamo.capture import Capturer
+from pellucid.dynamo.names import file_stem
 from pellucid.dynamo.dump_files import DumpFiles
 from pellucid.dynamo.model import Capture, CacheEntry, CompiledFrame
 from pellucid.dynamo.torch_features import find, warn
@@ -125,12 +126,12 @@ def _fill_entries(frame: CompiledFrame) -> None:
         if gm is None:
             entry.guard_error = "the cache entry has no guard_manager"
         else:
-            _render_guard(gm, "guard_%s_%d" % (safe_name(frame.name), entry.index), entry)
+            _render_guard(gm, "guard_%s_%d" % (file_stem(frame.name), entry.index), entry)
         frame.entries.append(entry)
 
 
 def _write_full_code(capturer: Capturer, files: DumpFiles, root: str, frames: List[CompiledFrame]) -> None:
-    path = files.claim("full_code_for_%s.py" % safe_name(root), key="full %s" % root)
+    path = files.claim("full_code_for_%s.py" % file_stem(root), key="full %s" % root)
     text, registry = full_code.render(path, root, frames, capturer.globals_of,
                                      capturer.closures_of)
     for key, value in registry.items():
