@@ -37,15 +37,6 @@ class Recompiled:
         self.bindings = bindings
 
 
-def source_for_recompile(code: types.CodeType, keep_locals: bool = False,
-                         const_tag: str = "") -> "tuple[str, ConstantPool]":
-    """Source to compile for ``code``.  ``keep_locals`` adds a never-run assignment naming every
-    local of ``code`` in order, so the new code's local slots start exactly like the original's
-    (Dynamo copies a frame's locals into the code it runs by slot number)."""
-    tree, pool = _tree_for_recompile(code, keep_locals, const_tag)
-    return unparse(tree), pool
-
-
 def _tree_for_recompile(code: types.CodeType, keep_locals: bool,
                         const_tag: str = "") -> "tuple[ast.Module, ConstantPool]":
     pool = ConstantPool(const_tag)
