@@ -45,23 +45,12 @@ def _resolve(namespace, dotted):
 EXPECTED_NOT_VERIFIED = {
     # Real decompiler bugs the check finds (behaviour differs, see the final report):
     "comprehension_walrus_in_condition_with_side_effects": "cell loads reordered (3.10, 3.12+)",
-    # Known decompiler bugs found by fuzzing (tests/test_fuzz_regressions.py, regr_fuzz_* cases).
-    "regr_fuzz_assert_false_constant_shadowed": "`assert False` becomes `raise AssertionError` (known bug)",
-    "regr_fuzz_with_in_final_finally": "a with statement in a final finally (known bug)",
     # Fallback (state machine) translations of exception handling / with: not modelled.
     "break_in_finally_swallows": "fallback exception emulation",
-    "break_in_try_finally": "fallback exception emulation",
     "continue_in_finally_swallows": "fallback exception emulation",
-    "continue_in_try_finally": "fallback exception emulation",
-    "gen_ignoring_generator_exit": "fallback exception emulation",
-    "gen_throw_handled": "fallback exception emulation",
-    "loop_deep_nesting": "fallback exception emulation",
-    "return_inside_nested_finally_in_loop": "fallback exception emulation",
-    "sys_exc_info_state": "fallback exception emulation",
     "try_except_else_finally_paths": "fallback exception emulation",
     "try_inside_except_handler": "fallback exception emulation",
     "try_nested_rethrow_different": "fallback exception emulation",
-    "try_retry_loop": "fallback exception emulation",
     "break_in_try_finally_with_branching_finally": "fallback exception emulation (3.11+)",
     "break_from_except_clause_with_code": "fallback exception emulation (3.11+)",
     "break_through_nested_finally": "fallback exception emulation (3.12)",
@@ -76,10 +65,8 @@ EXPECTED_NOT_VERIFIED = {
     # Differences the model does not see through.
     "async_with_multiple_items": "3.10 handler stack shapes",
     "asyncgen_asend_athrow_aclose": "3.10 handler stack shapes",
-    "chained_comparisons": "different temporaries for chained comparisons (3.10+)",
     "dict_displays_with_unpacking": "3.8 BUILD_MAP vs BUILD_CONST_KEY_MAP",
     "expression_statements": "3.10 fallback",
-    "fstring_basic": "format spec rendered differently (3.10, 3.12+)",
     "except_star_basic": "except* (3.11+ CHECK_EG_MATCH / 3.12 intrinsics) not modelled",
     "except_star_naked_exception_is_wrapped": "except* not modelled",
     "except_star_else_finally": "except* not modelled",
