@@ -651,3 +651,46 @@ def f(n, stop, log):
         log.append(i)
     return len(log)
 """, [(0, -1, []), (3, -1, []), (5, 2, [])])
+
+# ≤3.9 puts the statements before a ``break`` in one block with the iterator's pop and the
+# jump: that block is an exit of the loop, and its jump goes to the loop's normal exit (or past
+# an ``else``).  Inside an ``if`` whose merge point is that normal exit (ast.visit_Constant).
+case("for_break_with_code_joins_normal_exit_inside_if", r"""
+def f(xs, d):
+    y = d.get("k")
+    if y is None:
+        for x in xs:
+            if x > 2:
+                y = x * 10
+                break
+    if y is not None:
+        return ("found", y)
+    return "none"
+""", [([1, 5, 7], {}), ([1, 2], {}), ([1, 5], {"k": 3}), ([None], {}), ([], {})])
+
+case("for_else_break_with_code", r"""
+def f(xs):
+    out = []
+    for x in xs:
+        out.append(x)
+        if x < 0:
+            out.append("neg")
+            out.append(-x)
+            break
+    else:
+        out.append("exhausted")
+    out.append("end")
+    return out
+""", [([],), ([1, 2],), ([1, -2, 3],), ([1, None],)])
+
+case("while_break_with_code_joins_normal_exit", r"""
+def f(n, stop):
+    i = 0
+    found = None
+    while i < n:
+        if i == stop:
+            found = i * 2
+            break
+        i += 1
+    return i, found
+""", [(5, 3), (5, 9), (0, 0), ("x", 1)])

@@ -606,3 +606,45 @@ def f(xs):
         out.append("ok")
     return out, xs
 """, [([],), ([1, 2],), ([3, 0, 5],), ([1, "s", 2],)])
+
+# A ``while a or b:`` header (two test blocks) around a try whose ``if x or y: return``
+# shares one return block between both tests and whose handler breaks (Sequence.index).
+case("while_or_header_try_shared_return_break_in_handler", r"""
+def f(seq, value, stop=None):
+    i = 0
+    while stop is None or i < stop:
+        try:
+            v = seq[i]
+            if v is value or v == value:
+                return i
+        except IndexError:
+            break
+        i += 1
+    raise ValueError(value)
+""", [([1, 2, 3], 2), ([1, 2, 3], 4), ([1, 2, 3], 3, 2), ([None], None), ([1], 1, 0)])
+
+# A ``for`` whose body always leaves (break from a try, raise from the handler) has no back
+# edge: the loop is found from the iterator still being on the stack (enum.Flag).
+case("for_never_loops_break_in_try_raise_in_handler", r"""
+def f(xs):
+    for x in reversed(xs):
+        try:
+            top = 10 // x
+            break
+        except Exception:
+            raise TypeError("bad %r" % (x,)) from None
+    return top * 2
+""", [([1, 2],), ([0, 5],), ([5, 0],), ([],), (["a"],)])
+
+case("for_never_loops_else_and_return", r"""
+def f(xs, log):
+    for x in xs:
+        if x:
+            log.append(x)
+            break
+        return "first falsy"
+    else:
+        log.append("empty")
+    log.append("end")
+    return log
+""", [([], []), ([0], []), ([3, 0], [])])

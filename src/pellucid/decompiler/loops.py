@@ -8,6 +8,7 @@ import ast
 from typing import Any, FrozenSet, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
@@ -15,11 +16,17 @@ from pellucid.decompiler.structure import Ctx, Loop, negate
 
 
 
-def _terminal_path(block: Block) -> bool:
-    """A chain of single-predecessor blocks ending in return/raise."""
+def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
+    """A chain of single-predecessor blocks ending in return/raise.
+
+    The first block may have several predecessors when all of them are in ``body`` and in its
+    exception region: the return that ``if a or b: return x`` inside a loop shares between its
+    two tests.  (Entered from another region, it is a ``break`` that runs a ``finally`` copy
+    first, whose target code happens to return.)"""
     node = block
     for _ in range(32):
-        if len(node.preds) != 1:
+        if len(node.preds) != 1 and not (node is block and body and all(
+                p in body and p.handler == node.handler for p in node.preds)):
             return False
         op = node.last.op
         if op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
@@ -81,7 +88,7 @@ class LoopBuilder:
 
         Handler code is part of the loop when it goes back to it (``continue`` in an
         ``except`` clause); what such code reaches only to return or re-raise is no exit."""
-        exits = {s for b in body for s in b.succs if s not in body and not _terminal_path(s)}
+        exits = {s for b in body for s in b.succs if s not in body and not _terminal_path(s, body)}
         if header is None or not exits:
             return exits
         normal: Set[Block] = set()
@@ -95,13 +102,16 @@ class LoopBuilder:
         return {s for s in exits
                 if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
 
-    def _leave_target(self, exit_block: Block, body: FrozenSet[Block]) -> Optional[Block]:
-        """Where a ``break`` that leaves a ``try``/``with``/``except`` really goes.
+    def _leave_target(self, exit_block: Block, body: FrozenSet[Block], normal: Optional[Block] = None,
+                      pops_iterator: bool = False) -> Optional[Block]:
+        """Where a ``break`` whose code is its own exit block really goes.
 
         ≤3.10 unwinds at the ``break`` itself: the ``finally`` copy, the ``__exit__`` call or the
         ``POP_EXCEPT`` (with the end of the clause), the iterator's ``POP_TOP``, then a jump to
         the code after the loop.  That unwinding path is the loop's exit block but not its
-        follow: the follow is the jump's target.  ``None`` when ``exit_block`` is no such path.
+        follow: the follow is the jump's target.  The statements before a ``break`` share its
+        block too (``if x: y = x; break``), so that block is an exit as well.  ``None`` when
+        ``exit_block`` is no such path.
         """
         if any(p not in body for p in exit_block.preds):
             return None
@@ -109,12 +119,20 @@ class LoopBuilder:
         unwinds = any(self.handler_chain(p) != chain for p in exit_block.preds)  # type: ignore[attr-defined]
         node: Optional[Block] = exit_block
         for _ in range(64):
+            if node is normal and node is not exit_block:
+                # Code only this exit runs, which then joins the loop's normal exit: the
+                # normal exit is the follow (it cannot be an ``else``, which a break skips).
+                return normal
             if node is None or node in body or not self.cfg.dominates(exit_block, node):
                 return None
             if any(i.op == "POP_EXCEPT" for i in node.instrs):
                 unwinds = True
             if node.last.op == "JUMP" and node.jump is not None and node.jump not in body:
                 target = node.jump
+                if pops_iterator and len(node.instrs) >= 2 and node.instrs[-2].op == "POP_TOP":
+                    # ``break`` out of a ``for``: the iterator's pop, then the jump (≤3.11;
+                    # no other way out of a ``for`` body drops the iterator and jumps on)
+                    unwinds = True
                 if not unwinds or target is exit_block:
                     return None
                 return target
@@ -122,12 +140,12 @@ class LoopBuilder:
         return None
 
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
-                body: FrozenSet[Block] = frozenset()) -> Optional[Block]:
+                body: FrozenSet[Block] = frozenset(), pops_iterator: bool = False) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)
         if body:
             resolved = set()
             for b in breaks:
-                target = self._leave_target(b, body)
+                target = self._leave_target(b, body, normal, pops_iterator)
                 resolved.add(b if target is None else target)
             breaks = resolved - {normal} if normal is not None else resolved
         if not breaks:
@@ -153,9 +171,42 @@ class LoopBuilder:
             return None
         return latch, other
 
+    def once_for_body(self, header: Block) -> Optional[FrozenSet[Block]]:
+        """The body of a ``for`` that never loops (every path through it breaks, returns or
+        raises, so there is no back edge): the blocks the header dominates that still hold its
+        iterator.  ``None`` if the stack depths are unknown there."""
+        if header.last.op != "FOR_ITER" or len(header.instrs) != 1 or header.fallthrough is None:
+            return None
+        depths = getattr(self, "_depths", None)
+        if depths is None:
+            depths = self._depths = entry_depths(self.code)  # type: ignore[attr-defined]
+        level = depths.get(header.instrs[0].offset)
+        if level is None:
+            return None
+        body = {header}
+        work = [header.fallthrough]
+        while work:
+            b = work.pop()
+            if b in body or not self.cfg.dominates(header, b):
+                continue
+            depth = depths.get(b.instrs[0].offset)
+            if depth is None:
+                return None
+            if depth < level:
+                continue  # the iterator is gone: past a ``break``
+            body.add(b)
+            work.extend(b.succs)
+            if b.handler is not None and b.handler.target in self.cfg.block_at:
+                work.append(self.cfg.block_at[b.handler.target])
+        return frozenset(body)
+
     def build_loop(self, header: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                    out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         body = frozenset(self.cfg.loop_body(header))
+        if not body:
+            body = self.once_for_body(header) or frozenset()
+            if not body:
+                raise StructureError("FOR_ITER outside a loop header")
         exits = self._exits(body, header)
         if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
             return self._build_for(header, body, exits, stack, ctx, stop, out)
@@ -183,7 +234,7 @@ class LoopBuilder:
         if not isinstance(it, M.Iterator):
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
-        follow = self._follow(exits, normal, ctx, body)
+        follow = self._follow(exits, normal, ctx, body, pops_iterator=True)
         after_stack = stack[:-1]
         self.active_loops.add(header)
         try:
@@ -229,7 +280,8 @@ class LoopBuilder:
             try:
                 for ins in header.instrs[:-1]:
                     self.step(ins, trial, sink)
-                c, t, f = self.branch_condition(header, trial)
+                # ``while a or b:`` tests in several blocks; the last one leaves the loop
+                c, t, f, trial = self.compound_condition(header, trial)  # type: ignore[attr-defined]
             except StructureError:
                 sink = [ast.Pass()]
             if not sink and (t in body) != (f in body):

@@ -411,6 +411,7 @@ class ProtectedBuilder:
         hstop = stop | {after} if after is not None else stop
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
         handlers = self.parse_handlers(hs)
+        self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers)
         orelse: List[ast.stmt] = []
         if exit_block is not None and exit_block is not after:
@@ -461,6 +462,34 @@ class ProtectedBuilder:
         if after is None and exit_block is not None and not exits:
             after = exit_block
         return after
+
+    def _trailing_breaks(self, handlers: List[ast.ExceptHandler], stack: List[Any], ctx: Ctx) -> None:
+        """Clauses that end in a copy of the code after the enclosing loop end in ``break``.
+
+        3.10 copies a small terminal block (``raise ValueError``) into the ``break`` paths
+        that jump to it, after the POP_EXCEPT.  Run inside the clause, that code would see the
+        caught exception as its context; ``break`` runs the original after the clause ends."""
+        loop = ctx.loop
+        if loop is None or loop.brk is None or not any(getattr(h, "_trailing", None) for h in handlers):
+            return
+        saved = self.save_state()
+        saved_floor = self.floor
+        self.floor = len(stack)  # the code after the loop never reaches below the try's entry
+        try:
+            after, after_stack, _ = self.walk(loop.brk, list(stack), Ctx(None, None, ctx.exc), frozenset())
+        except (StructureError, IndexError):
+            after, after_stack = [], []
+        finally:
+            self.floor = saved_floor
+            self.restore_state(saved)
+        if after_stack is not None or not after:
+            return  # only a terminal block is copied
+        dumped = [ast.dump(x) for x in after]
+        for h in handlers:
+            tail = getattr(h, "_trailing", None)
+            if tail and [ast.dump(x) for x in tail] == dumped:
+                h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + [ast.Break()]
+                h._trailing = []  # type: ignore[attr-defined]
 
     def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
         """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""

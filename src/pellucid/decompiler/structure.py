@@ -204,7 +204,8 @@ class Structurer:
             first = None
             if absorbed:
                 pass
-            elif block not in self.active_loops and self.cfg.is_loop_header(block):
+            elif block not in self.active_loops and (self.cfg.is_loop_header(block)
+                                                     or block.last.op == "FOR_ITER"):
                 stack, block = self.compound(self.build_loop, block, stack, ctx, stop, out)
                 if stack is None:
                     return out, None, None
