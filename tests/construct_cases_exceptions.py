@@ -648,3 +648,19 @@ def f(xs, log):
     log.append("end")
     return log
 """, [([], []), ([0], []), ([3, 0], [])])
+
+# ``if a or b: return`` in a try body: both tests share the return block, which the POP_BLOCK
+# puts outside the try region (ast.get_source_segment, 3.9).
+case("try_or_condition_shared_return_then_more", r"""
+def f(node):
+    try:
+        if node.get("a") is None or node.get("b") is None:
+            return
+        first = node["a"] - 1
+        last = node["b"] - 1
+    except AttributeError:
+        return "no get"
+    if first == last:
+        return [first]
+    return [first, last]
+""", [({},), ({"a": 1},), ({"a": 3, "b": 3},), ({"a": 1, "b": 5},), (None,), ({"a": "x", "b": 1},)])

@@ -100,7 +100,11 @@ class ProtectedBuilder:
             return self._is_with_exit(block, ctx, stack) or False
         node: Optional[Block] = block
         for _ in range(64):
-            if node is None or len(node.preds) != 1 or node in self.cfg.handler_blocks:
+            if node is None or node in self.cfg.handler_blocks:
+                return False
+            # (the first block may be shared by tests in the body: ``if a or b: return``)
+            if len(node.preds) != 1 and not (node is block and ctx.region is not None
+                                             and all(p in ctx.region for p in node.preds)):
                 return False
             if mode == "except" and any(i.op not in _SAFE_EXIT_OPS for i in node.instrs):
                 return False

@@ -129,6 +129,25 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     return None
 
 
+def same_code(a: Block, b: Block, depth: int = 0) -> bool:
+    """Whether two blocks run the same instructions and go on to the same (or same-code)
+    blocks: CPython copies a small exit (``__exit__`` call + ``return val``) into each path
+    that reaches it, so two arms of an ``if`` can end in copies instead of meeting."""
+    if a is b:
+        return True
+    if depth > 8 or len(a.instrs) != len(b.instrs) or a.handler != b.handler:
+        return False
+    for x, y in zip(a.instrs, b.instrs):
+        if x.op != y.op or type(x.arg) is not type(y.arg) or x.arg != y.arg:
+            return False
+        if (x.target is None) != (y.target is None):
+            return False
+    if (a.jump is None) != (b.jump is None) or (a.fallthrough is None) != (b.fallthrough is None):
+        return False
+    return all(p is None or same_code(p, q, depth + 1)  # type: ignore[arg-type]
+               for p, q in ((a.jump, b.jump), (a.fallthrough, b.fallthrough)))
+
+
 def negate(e: ast.expr) -> ast.expr:
     """``not e``, simplified where that is exact."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
@@ -438,7 +457,8 @@ class Structurer:
             self.emit(out, self.make_if(negate(cond), else_s, []), stack)
             out.extend(then_s)
             return then_stack, then_end
-        if then_end is not else_end:
+        if then_end is not else_end and not (then_end is not None and else_end is not None
+                                             and same_code(then_end, else_end)):
             raise StructureError("branches of an if meet nowhere")
         if len(then_stack) != len(else_stack):
             raise StructureError("branches leave different stack depths")
