@@ -664,3 +664,33 @@ def f(node):
         return [first]
     return [first, last]
 """, [({},), ({"a": 1},), ({"a": 3, "b": 3},), ({"a": 1, "b": 5},), (None,), ({"a": "x", "b": 1},)])
+
+# ``while c: try: ...; break / except: ...`` with ``else: break`` inside ``while True`` inside a
+# ``for``: 3.10's guard of the rotated loop has the outer ``break`` as its false arm, and the
+# inner break target is the outer loop's ``continue`` (graphlib._find_cycle).
+case("while_else_break_inside_while_true_with_try_break", r"""
+def f(graph, starts):
+    out = []
+    for node in starts:
+        if node in out:
+            continue
+        stack = [node]
+        its = [iter(graph.get(node, ()))]
+        while True:
+            out.append(node)
+            while stack:
+                try:
+                    node = next(its[-1])
+                    break
+                except StopIteration:
+                    stack.pop()
+                    its.pop()
+            else:
+                break
+            if node in out:
+                return out, "cycle", node
+            stack.append(node)
+            its.append(iter(graph.get(node, ())))
+    return out
+""", [({}, []), ({1: [2], 2: [3]}, [1]), ({1: [2], 2: [1]}, [1]), ({1: [2, 3], 3: []}, [1, 2]),
+      ({1: None}, [1])])

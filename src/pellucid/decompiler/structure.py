@@ -373,6 +373,11 @@ class Structurer:
     def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
         cond, t, f, stack = self.compound_condition(block, list(stack))
+        # 3.10+ ``while c:`` (guard + loop re-testing ``c`` at its latch) first: its guard's
+        # false arm may itself be a ``break``/``continue`` (``while c: ... else: break``).
+        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
+        if guarded is not None:
+            return None if guarded[0] is None else guarded  # type: ignore[return-value]
         loop = ctx.loop
         # ``if c: break`` / ``if c: continue`` where the jump leaves the loop body
         if loop is not None:
@@ -386,9 +391,6 @@ class Structurer:
             # Both ways lead to the same place, but the test still calls ``bool(cond)``.
             self.emit(out, ast.If(cond, [ast.Pass()], []), stack)
             return stack, t
-        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
-        if guarded is not None:
-            return None if guarded[0] is None else guarded  # type: ignore[return-value]
         merge = self.cfg.common_pdom(t, f)
         if merge is not None and ctx.region is not None and merge not in ctx.region \
                 and merge not in stop and isinstance(self.private_exit(merge, ctx, stack), list):
