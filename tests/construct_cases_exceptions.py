@@ -694,3 +694,31 @@ def f(graph, starts):
     return out
 """, [({}, []), ({1: [2], 2: [3]}, [1]), ({1: [2], 2: [1]}, [1]), ({1: [2, 3], 3: []}, [1, 2]),
       ({1: None}, [1])])
+
+# ``return`` from a try nested in except clauses: the return pops every enclosing clause's
+# exception state (and clears its ``as`` name) first (email._encoded_words.decode_b, Enum.__new__).
+case("return_from_try_nested_in_two_except_clauses", r"""
+def f(s):
+    try:
+        return int(s), "int"
+    except ValueError:
+        try:
+            return float(s), "float"
+        except ValueError:
+            try:
+                return complex(s).real, "complex"
+            except ValueError:
+                return s, "text"
+""", [("1",), ("1.5",), ("2j",), ("x",), (None,)])
+
+case("return_from_try_nested_in_named_except_clause", r"""
+def f(x, log):
+    try:
+        return 10 // x
+    except ZeroDivisionError as e:
+        log.append(type(e).__name__)
+        try:
+            return int("z" if x == 0 else x)
+        except ValueError as e2:
+            return "bad", str(e2)[:10], len(log)
+""", [(2, []), (0, []), (0.0, ["a"]), ("s", [])])

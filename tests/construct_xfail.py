@@ -30,7 +30,6 @@ EXPECTED_FAILURES = {
     "slicing_extended_keys": {"3.8"},
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
     "try_in_loop_else_finally_break": "all",
-    "try_inside_except_handler": {"3.8", "3.9", "3.10"},
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},
     "type_alias_statement": {"3.12", "3.13"},
     "type_param_defaults": {"3.13"},

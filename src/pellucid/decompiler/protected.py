@@ -348,6 +348,8 @@ class ProtectedBuilder:
                 rest, rest_stack = [], body_stack
             finally:
                 self.floor = saved_floor
+            # (a ``return`` in a try nested in an ``except`` clause also leaves that clause)
+            rest = _unwind_enclosing_clauses(rest)
             if rest_stack is None and len(rest) == 1 and isinstance(rest[0], ast.Return) \
                     and isinstance(rest[0].value, ast.Name) and rest[0].value.id == temps[-1]:
                 value = body.pop().value  # type: ignore[attr-defined]
@@ -618,6 +620,7 @@ class ProtectedBuilder:
         if not clauses:
             raise StructureError("try without handlers")
         for c in clauses:
+            _strip_unwinding(c.body)
             for node in ast.walk(c):
                 if isinstance(node, (Reraise, PopExcept, M.ExcMatch)):
                     raise StructureError("exception handler with an unrecognised shape")
@@ -637,7 +640,7 @@ class ProtectedBuilder:
                     rest = rest[1:]
                     if rest and isinstance(rest[0], ast.Delete):
                         rest = rest[1:]
-                trailing = rest
+                trailing = _unwind_enclosing_clauses(rest)
                 body = body[:k + 1]
                 break
         body = _strip_pop_except(body, name)
@@ -766,6 +769,68 @@ def _strip_pop_except(body: List[ast.stmt], name: Optional[str]) -> List[ast.stm
         out.append(s)
         k += 1
     return out
+
+
+def _is_cleanup(st: ast.stmt) -> bool:
+    """``name = None`` or ``del name``: an ``as`` name cleared as its clause ends."""
+    if isinstance(st, ast.Assign):
+        return len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+            and _is_assign_none(st, st.targets[0].id)
+    return isinstance(st, ast.Delete) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+
+
+def _strip_unwinding(stmts: List[ast.stmt]) -> None:
+    """In place, in ``stmts`` and the statements nested in them: POP_EXCEPTs (with ``as``-name
+    clean-ups) right before a ``return``/``break``/``continue`` are that jump leaving the
+    ``except`` clauses it is in (a ``return`` in a try inside a clause), not statements."""
+    k = 0
+    while k < len(stmts):
+        st = stmts[k]
+        if isinstance(st, PopExcept):
+            j = k
+            while j < len(stmts) and (isinstance(stmts[j], PopExcept) or _is_cleanup(stmts[j])):
+                j += 1
+            if j < len(stmts) and isinstance(stmts[j], (ast.Return, ast.Break, ast.Continue)):
+                del stmts[k:j]
+                continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(st, field, None)
+            if isinstance(inner, list) and not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                ast.ClassDef)):
+                _strip_unwinding(inner)
+        for h in getattr(st, "handlers", None) or []:
+            _strip_unwinding(h.body)
+        k += 1
+
+
+def _unwind_enclosing_clauses(rest: List[ast.stmt]) -> List[ast.stmt]:
+    """What follows a clause's POP_EXCEPT, without the unwinding of enclosing clauses.
+
+    ``return``/``break``/``continue`` in an ``except`` clause nested in another one leaves
+    both: CPython pops each clause's exception state (and clears its ``as`` name) before the
+    jump.  Those POP_EXCEPTs and clean-ups are part of the ``return``; only what comes after the
+    last of them is code that runs outside the clauses."""
+    k = 0
+    last = -1
+    while k < len(rest):
+        st = rest[k]
+        if isinstance(st, PopExcept):
+            last = k
+        elif not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                  and isinstance(st.targets[0], ast.Name)
+                  and _is_assign_none(st, st.targets[0].id)) \
+                and not (isinstance(st, ast.Delete) and len(st.targets) == 1
+                         and isinstance(st.targets[0], ast.Name)):
+            break
+        k += 1
+    if last < 0:
+        return rest
+    rest = rest[last + 1:]
+    # the outermost clause's ``as`` name clean-up, which follows its POP_EXCEPT
+    if len(rest) >= 2 and isinstance(rest[0], ast.Assign) and isinstance(rest[0].targets[0], ast.Name) \
+            and _is_assign_none(rest[0], rest[0].targets[0].id) and isinstance(rest[1], ast.Delete):
+        rest = rest[2:]
+    return rest
 
 
 def _is_assign_none(s: ast.stmt, name: str) -> bool:
