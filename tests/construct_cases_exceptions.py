@@ -722,3 +722,38 @@ def f(x, log):
         except ValueError as e2:
             return "bad", str(e2)[:10], len(log)
 """, [(2, []), (0, []), (0.0, ["a"]), ("s", [])])
+
+# A try inside an except clause inside a try: its clauses fall off the end of the outer try
+# (≤3.10 pops that block first) or return through both (statistics._exact_ratio).
+case("try_in_clause_in_try_falls_off_outer_try", r"""
+def f(x):
+    try:
+        if type(x) is float or type(x) is bool:
+            return x.as_integer_ratio()
+        try:
+            return (x.numerator, x.denominator)
+        except AttributeError:
+            try:
+                return x.as_integer_ratio()
+            except AttributeError:
+                pass
+    except (OverflowError, ValueError):
+        return (x, None)
+    msg = "can't convert {}"
+    raise TypeError(msg.format(type(x).__name__))
+""", [(1,), (0.25,), (float("inf"),), ("s",), (True,)])
+
+case("return_constant_from_clause_in_clause_in_try", r"""
+def f(x):
+    try:
+        try:
+            return 1 / x
+        except ZeroDivisionError:
+            try:
+                return x.real + x.foo
+            except AttributeError:
+                pass
+    except TypeError:
+        return -1
+    return "end"
+""", [(2,), (0,), ("s",), (0.0,)])

@@ -27,8 +27,13 @@ EXPECTED_FAILURES = {
     "regr_fuzz_with_in_final_finally": {"3.8", "3.9", "3.10"},
     "regr_fuzz_with_in_final_finally/roundtrip": {"3.11", "3.12", "3.13"},
     "regr_return_chained_comparison_side_effect": {"3.13"},
+    # 3.11+: as try_in_clause_in_try_falls_off_outer_try below
+    "return_constant_from_clause_in_clause_in_try": {"3.11", "3.12", "3.13"},
     "slicing_extended_keys": {"3.8"},
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
+    # 3.11+: "POP_EXCEPT without saved exception state" in the clause nested in a clause (the
+    # 3.11+ exception-state work, not this shape's <=3.10 region exit, which the case guards)
+    "try_in_clause_in_try_falls_off_outer_try": {"3.11", "3.12", "3.13"},
     "try_in_loop_else_finally_break": "all",
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},
     "type_alias_statement": {"3.12", "3.13"},

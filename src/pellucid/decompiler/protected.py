@@ -119,6 +119,29 @@ class ProtectedBuilder:
             node = nxt
         return False
 
+    def inert_exit(self, block: Block, ctx: Ctx) -> bool:
+        """Whether ``block`` starts a path of instructions that cannot raise (POP_EXCEPT, stack
+        shuffles, constants) ending in ``return`` or a jump to the loop's continue/break point.
+
+        ≤3.10 pops the block stack before a ``return`` out of a clause nested in a ``try``, so
+        that path lies outside the enclosing ``try``; nothing on it can raise, so it reads the
+        same in whatever region it is written."""
+        node: Optional[Block] = block
+        for _ in range(16):
+            if node is None or node in self.cfg.handler_blocks \
+                    or any(i.op not in _SAFE_EXIT_OPS for i in node.instrs):
+                return False
+            last = node.last
+            if last.op == "RETURN_VALUE":
+                return True
+            nxt = node.jump if last.op == "JUMP" else node.fallthrough
+            if ctx.loop is not None and nxt in (ctx.loop.cont, ctx.loop.brk):
+                return True
+            if last.op != "JUMP" and last.target is not None:
+                return False
+            node = nxt
+        return False
+
     def _level_ctxs(self) -> Dict[int, Ctx]:
         """The context each ``try``/``with`` statement was built in, by handler level."""
         found: Optional[Dict[int, Ctx]] = self.__dict__.get("_pellucid_level_ctxs")
@@ -415,7 +438,16 @@ class ProtectedBuilder:
             return rest_stack, rest_end
         after = self._try_follow(exit_block, hblock)
         hstop = stop | {after} if after is not None else stop
+        if ctx.exc is not None:
+            # An except clause nested in another ``try`` may run off that try's end (≤3.10
+            # pops its block first): the clause ends there, where the statement goes on.
+            hstop = hstop | self._region_leaves(ctx)
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
+        if after is None and hstack is not None and hend is not None and exit_block is None:
+            # the clauses' way on found by walking them: off the end of an enclosing try
+            after = hend
+        if hstack is not None and hend is not after:
+            raise StructureError("an except clause goes on where the try statement does not")
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers)
@@ -441,6 +473,15 @@ class ProtectedBuilder:
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
 
+    def _region_leaves(self, ctx: Ctx) -> FrozenSet[Block]:
+        """Blocks normal flow reaches on leaving the region of ``ctx.exc``, except paths that
+        only return (those are written where they are, see ``inert_exit``)."""
+        assert ctx.exc is not None
+        region = self.protected_set(ctx.exc)
+        return frozenset(s for b in region for s in b.succs
+                         if s not in region and ctx.exc not in self.handler_chain(s)
+                         and not self.inert_exit(s, ctx))
+
     def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Optional[Block]:
         """Where a try/except statement continues: the meeting point of the body's normal exit
         and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
@@ -454,7 +495,9 @@ class ProtectedBuilder:
                 continue
             seen.add(b)
             if any(i.op == "POP_EXCEPT" for i in b.instrs):
-                exits.extend(b.succs)
+                # (not a path that only returns: that leaves the function, not the clause;
+                # nested in a clause, its POP_EXCEPT is the enclosing clause's)
+                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None)))
                 continue
             work.extend(b.succs)
         points = ([exit_block] if exit_block is not None else []) + exits

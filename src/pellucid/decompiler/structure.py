@@ -229,6 +229,9 @@ class Structurer:
                 if stack is None:
                     return out, None, None
                 continue
+            elif ctx.exc is not None and ctx.exc not in self.handler_chain(block) \
+                    and self.inert_exit(block, ctx):
+                pass  # a return leaving the enclosing try too (see ``inert_exit``)
             elif self.effective_handler(block) != ctx.exc:
                 stack, block = self.compound(self.build_protected, block, stack, ctx, stop, out)
                 if stack is None:
