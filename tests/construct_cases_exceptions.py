@@ -757,3 +757,27 @@ def f(x):
         return -1
     return "end"
 """, [(2,), (0,), ("s",), (0.0,)])
+
+# try/except/else in an ``if`` in a loop: the ``else`` clause ends in ``continue`` while the
+# clauses go on after the try (email._header_value_parser.get_unstructured).
+case("try_else_continue_clauses_fall_through_in_loop", r"""
+def f(values, log):
+    out = []
+    while values:
+        value = values.pop()
+        ok = True
+        if value.startswith("="):
+            try:
+                token = int(value[1:])
+            except ValueError:
+                ok = False
+            except TypeError:
+                pass
+            else:
+                if token > 5:
+                    log.append("big")
+                out.append(token)
+                continue
+        out.append((value, ok))
+    return out
+""", [([], []), (["=3", "x", "=9", "=z"], []), (["=", "a"], ["s"]), ([None], [])])

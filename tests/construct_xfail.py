@@ -14,7 +14,6 @@ this dict can only shrink.  Remove an entry as soon as the decompiler handles th
 
 EXPECTED_FAILURES = {
     "async_for_inside_async_with_return": {"3.8"},
-    "break_from_except_clause_with_code": {"3.10"},
     "break_from_with_inside_try_finally": {"3.10"},
     "break_in_try_finally_with_branching_finally": {"3.9", "3.10"},
     "break_through_nested_finally": {"3.10"},

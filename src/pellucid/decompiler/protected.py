@@ -437,6 +437,13 @@ class ProtectedBuilder:
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
         after = self._try_follow(exit_block, hblock)
+        loop = ctx.loop
+        if loop is not None and exit_block is not None and after in (loop.cont, loop.header, loop.brk):
+            # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
+            # only around the loop; where the clauses go on is the statement's follow.
+            only = self._try_follow(None, hblock)
+            if only is not None and only not in (after, loop.cont, loop.header, loop.brk):
+                after = only
         hstop = stop | {after} if after is not None else stop
         if ctx.exc is not None:
             # An except clause nested in another ``try`` may run off that try's end (≤3.10
@@ -454,6 +461,12 @@ class ProtectedBuilder:
         orelse: List[ast.stmt] = []
         if exit_block is not None and exit_block is not after:
             orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx, hstop)
+            jump = self.loop_jump(else_end, ctx) if else_stack is not None and else_end is not None \
+                and else_end is not after else None
+            if jump is not None:
+                # stopped at the loop's continue point (an enclosing if merges there)
+                self.emit(orelse, jump, else_stack)  # type: ignore[arg-type]
+                else_stack = None
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
