@@ -781,3 +781,19 @@ def f(values, log):
         out.append((value, ok))
     return out
 """, [([], []), (["=3", "x", "=9", "=z"], []), (["=", "a"], ["s"]), ([None], [])])
+
+# A ``finally`` ending in an ``if``, at the end of an outer try: 3.10 copies the RERAISE and the
+# function's ``return`` into the ``if``'s arms, on both the exception and the normal path
+# (glob._iterdir).
+case("finally_ending_in_if_inside_try_at_function_end", r"""
+def f(items, fd, log):
+    try:
+        try:
+            for entry in items:
+                log.append(10 // entry)
+        finally:
+            if fd is not None:
+                log.append(("close", fd))
+    except ZeroDivisionError:
+        return
+""", [([], None, []), ([1, 2], 3, []), ([1, 0], 3, []), ([0], None, []), (["x"], 1, [])])

@@ -409,6 +409,8 @@ class ProtectedBuilder:
         except StructureError:
             probe = []
         is_finally = self._is_finally(probe)
+        if is_finally:
+            probe = _factor_terminal_tail(probe)  # (3.10 copies the RERAISE into an ending if)
         self._absorb[level] = "finally" if is_finally else "except"
         if is_finally:
             self._finally_bodies[level] = _strip_reraise(probe) or [ast.Pass()]
@@ -431,6 +433,8 @@ class ProtectedBuilder:
                 rest, rest_stack, rest_end = self.walk(exit_block, body_stack, ctx, stop)
             finally:
                 self.floor = saved_floor
+            if not _starts_with(rest, final):
+                rest = _factor_terminal_tail(rest)
             if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
@@ -783,6 +787,24 @@ def _terminates(stmts: List[ast.stmt]) -> bool:
     if isinstance(last, ast.If):
         return _terminates(last.body) and _terminates(last.orelse)
     return False
+
+
+def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: A; T`` followed by ``T``, with ``T`` ending in return/raise -> ``if c: A`` then
+    ``T`` (the same code: ``T`` runs after ``A`` either way).
+
+    3.10 copies a short exit (``return``) into each arm of an ``if`` that ends a ``finally``
+    copy, which hides the copy on the normal path."""
+    if len(stmts) < 2 or not isinstance(stmts[0], ast.If) or stmts[0].orelse:
+        return stmts
+    tail = stmts[1:]
+    if not isinstance(tail[-1], (ast.Return, ast.Raise, Reraise)):
+        return stmts
+    body = stmts[0].body
+    n = len(tail)
+    if len(body) <= n or [ast.dump(x) for x in body[-n:]] != [ast.dump(x) for x in tail]:
+        return stmts
+    return [ast.If(stmts[0].test, body[:-n], [])] + tail
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
