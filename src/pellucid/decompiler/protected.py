@@ -542,7 +542,10 @@ class ProtectedBuilder:
         saved_floor = self.floor
         self.floor = len(stack)  # the code after the loop never reaches below the try's entry
         try:
-            after, after_stack, _ = self.walk(loop.brk, list(stack), Ctx(None, None, ctx.exc), frozenset())
+            # (stopping at any loop being built: code that goes round an enclosing loop is no
+            # terminal block, and without that loop's context the walk would not end)
+            after, after_stack, _ = self.walk(loop.brk, list(stack), Ctx(None, None, ctx.exc),
+                                              frozenset(self.active_loops))
         except (StructureError, IndexError):
             after, after_stack = [], []
         finally:

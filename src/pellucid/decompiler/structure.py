@@ -487,7 +487,11 @@ class Structurer:
         if jump is None or fall is None:
             raise StructureError("value jump out of the code")
         merge = self.cfg.common_pdom(jump, fall)
-        inner_stop = stop | {merge} if merge is not None else stop
+        if merge is None:
+            # Inside a loop that only returns from its middle, nothing post-dominates: the
+            # short-circuit target is where an and/or's operands meet (checked below).
+            merge = jump
+        inner_stop = stop | {merge}
         j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, inner_stop)
         f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
         kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
