@@ -694,3 +694,40 @@ def f(n, stop):
         i += 1
     return i, found
 """, [(5, 3), (5, 9), (0, 0), ("x", 1)])
+
+# ``while True`` whose breaks have code that branches on the way out (an ``elif`` whose one arm
+# breaks and the other raises): each exit's own code ends where all go on
+# (argparse consume_optional, email.feedparser on 3.13).  The try keeps the <=3.10 fallback out.
+case("while_true_breaks_with_branching_exit_code", r"""
+def f(action, explicit_arg, extras, tuples):
+    while True:
+        if action is None:
+            extras.append(1)
+            return 0
+        try:
+            extras.append(10 // action)
+        except ZeroDivisionError:
+            extras.append("zero")
+        if explicit_arg is not None:
+            if explicit_arg > 5:
+                tuples.append(action)
+                action = action - 1
+                explicit_arg -= 3
+                if action < 0:
+                    stop = 1
+                    break
+            elif explicit_arg == 1:
+                stop = 2
+                tuples.append(explicit_arg)
+                break
+            else:
+                raise ValueError(explicit_arg)
+        else:
+            stop = 3
+            tuples.append(stop)
+            break
+    for a in tuples:
+        extras.append(a)
+    return stop
+""", [(None, 1, [], []), (2, None, [], []), (1, 20, [], []), (3, 1, [], []), (3, 0, [], []),
+      (0, 9, [], [])])

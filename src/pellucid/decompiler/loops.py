@@ -156,7 +156,33 @@ class LoopBuilder:
         for b in breaks:
             if all(self.cfg.common_pdom(o, b) is b for o in breaks):
                 return b
+        # Breaks whose own code branches (``elif c: x = 1; break``): each exit's code, the
+        # blocks only it reaches, ends where they all go on.
+        joins = {self._own_code_end(b, body) for b in breaks}
+        if len(joins) == 1 and None not in joins and not joins & self.active_loops:
+            return next(iter(joins))
         raise StructureError("loop with several break targets")
+
+    def _own_code_end(self, exit_block: Block, body: FrozenSet[Block]) -> Optional[Block]:
+        """The one block that the code only ``exit_block`` reaches (the blocks it dominates)
+        goes on to, paths that return or raise aside; ``None`` if there is not exactly one."""
+        ends: Set[Block] = set()
+        seen: Set[Block] = set()
+        work = [exit_block]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            if b in body:
+                return None  # back into the loop: not a break
+            if b is not exit_block and not self.cfg.dominates(exit_block, b):
+                ends.add(b)
+                continue
+            seen.add(b)
+            if len(seen) > 64:
+                return None
+            work.extend(b.succs)
+        return next(iter(ends)) if len(ends) == 1 else None
 
     def latch_test(self, header: Block, body: FrozenSet[Block]) -> Optional[Tuple[Block, Block]]:
         """3.10+ rotated ``while``: (latch block, normal exit) when the latch tests the condition."""
