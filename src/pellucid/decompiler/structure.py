@@ -327,7 +327,8 @@ class Structurer:
                 self.step(ins, trial, sink)
             if sink:
                 return None
-            e, t, f = self.branch_condition(block, trial)
+            # (itself folded: ``a or (b and c)`` folds ``b and c`` first)
+            e, t, f, trial = self.compound_condition(block, trial)
         except StructureError:
             return None
         return e, t, f, trial
@@ -351,7 +352,19 @@ class Structurer:
         """
         cond, t, f = self.branch_condition(block, stack)
         last = block
-        skip = self._skip_trampoline
+        trampoline = self._skip_trampoline
+
+        def skip(b: Block) -> Any:
+            # Targets compare by identity, or as equal copies (3.12+ copies a comprehension's
+            # append into each way its ``or`` condition holds): the first copy stands for both.
+            b = trampoline(b)
+            for seen in copies:
+                if seen is b or same_code(seen, b):
+                    return seen
+            copies.append(b)
+            return b
+
+        copies: List[Block] = []
         while True:
             y = self._condition_only(t, last, stack)
             if y is not None:
