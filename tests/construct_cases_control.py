@@ -731,3 +731,17 @@ def f(action, explicit_arg, extras, tuples):
     return stop
 """, [(None, 1, [], []), (2, None, [], []), (1, 20, [], []), (3, 1, [], []), (3, 0, [], []),
       (0, 9, [], [])])
+
+# A tuple assignment whose values read the names it stores, in a for-else's else clause: the
+# clause runs with the iterator gone, and the first value must still be saved before the first
+# store (urllib.parse.urlsplit; 3.11 wrote ``url = ...`` before ``scheme = url[:i]...``).
+case("for_else_swap_assignment_reading_targets", r"""
+def f(url, i):
+    scheme = ""
+    for c in url[:i]:
+        if c not in "abc":
+            break
+    else:
+        scheme, url = url[:i].upper(), url[i + 1:]
+    return scheme, url
+""", [("ab:rest", 2), ("ax:rest", 2), ("", 0), ("abc", 5), (None, 1)])

@@ -273,7 +273,15 @@ class LoopBuilder:
             raise StructureError("for loop without a target assignment")
         target = body_s[0].targets[0]
         body_s = strip_trailing_continue(body_s[1:]) or [ast.Pass()]
-        orelse = self._else_clause(normal, follow, after_stack, ctx, stop)
+        # The else clause runs with the iterator gone: values it leaves on the stack sit where
+        # the iterator was, above what the enclosing statements own (a store in the clause
+        # must still see them, e.g. ``a, b = f(b), g(b)``).
+        saved_floor = self.floor
+        self.floor = min(saved_floor, len(after_stack))
+        try:
+            orelse = self._else_clause(normal, follow, after_stack, ctx, stop)
+        finally:
+            self.floor = saved_floor
         node: ast.stmt
         if it.is_async:
             node = ast.AsyncFor(target, it.value, body_s, orelse)

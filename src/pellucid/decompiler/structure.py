@@ -129,6 +129,23 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     return None
 
 
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset)
+
+
+def _same_arg(a: Any, b: Any) -> bool:
+    """Equal instruction arguments: the same object, or plain values with the same type and
+    repr (``0.0`` is not ``-0.0``; Dynamo's constants may compare as tensors, so others are
+    compared by identity only)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or not isinstance(a, _PLAIN):
+        return False
+    if isinstance(a, (tuple, frozenset)):
+        return len(a) == len(b) and all(_same_arg(p, q) for p, q in zip(a, b)) \
+            if isinstance(a, tuple) else False
+    return repr(a) == repr(b)
+
+
 def same_code(a: Block, b: Block, depth: int = 0) -> bool:
     """Whether two blocks run the same instructions and go on to the same (or same-code)
     blocks: CPython copies a small exit (``__exit__`` call + ``return val``) into each path
@@ -138,7 +155,7 @@ def same_code(a: Block, b: Block, depth: int = 0) -> bool:
     if depth > 8 or len(a.instrs) != len(b.instrs) or a.handler != b.handler:
         return False
     for x, y in zip(a.instrs, b.instrs):
-        if x.op != y.op or type(x.arg) is not type(y.arg) or x.arg != y.arg:
+        if x.op != y.op or not _same_arg(x.arg, y.arg):
             return False
         if (x.target is None) != (y.target is None):
             return False
