@@ -11,6 +11,17 @@ mismatches and zero behaviour mismatches.  Usage, with any interpreter that has 
     python bench/fuzz.py --strategy grammar       # only hypothesmith.from_grammar()
     python bench/fuzz.py --all-codes              # also class bodies and comprehension code
 
+Generation by hypothesmith costs more than the checks, so a sweep over several interpreters
+generates once and checks a stored corpus on each::
+
+    python3.13 bench/fuzz.py --write-corpus /tmp/corpus.jsonl --count 12000 --seed 1
+    python3.8 bench/fuzz.py --corpus /tmp/corpus.jsonl --jobs 2 --json /tmp/fuzz-3.8.json
+
+A corpus is JSON lines (a header, then one program per line), deduplicated, written as it is
+generated (so a generation can be stopped at any time: ^C or SIGTERM).  ``--time-limit`` or
+SIGTERM stop a corpus check early; the counts then cover the programs actually checked.  Programs the checking interpreter's ``compile()`` rejects (newer syntax) are counted
+as read but not compiled; only compiled programs have code objects checked.
+
 Counts are printed at the end (and every ``--progress`` programs): programs generated, compiled
 by CPython (per form), code objects checked, decompiled OK, raises (grouped by message),
 non-compiling outputs, shape mismatches, behaviour mismatches (and how many forms were run),
@@ -25,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sys
 import time
 import warnings
@@ -44,6 +56,9 @@ class Sweep(object):
     def __init__(self, args):
         self.args = args
         self.generated = 0
+        self.programs_compiled = 0                # programs with at least one form compiled
+        self.corpora = []                         # headers of the --corpus files
+        self.not_checked = 0                      # corpus programs left when the sweep stopped
         self.duplicates = 0
         self.seen = set()
         self.compiled = collections.Counter()     # form -> programs
@@ -58,18 +73,28 @@ class Sweep(object):
         self.start = time.monotonic()
         self.check_time = 0.0
 
-    def run_one(self, src):
+    def is_new(self, src):
+        """Count ``src`` as generated; False if the same program was seen before."""
         self.generated += 1
         digest = hashlib.sha1(src.encode("utf-8", "surrogatepass")).digest()
         if digest in self.seen:  # hypothesis can hand the same program over again
             self.duplicates += 1
-            return
+            return False
         self.seen.add(digest)
+        return True
+
+    def run_one(self, src):
+        if not self.is_new(src):
+            return
         t0 = time.monotonic()
-        report = fuzz_support.check_program(src, behaviour=not self.args.no_behaviour,
-                                            all_codes=self.args.all_codes,
-                                            timeout=self.args.timeout)
-        self.check_time += time.monotonic() - t0
+        report = check(src, self.args)
+        self.record(src, report, time.monotonic() - t0)
+
+    def record(self, src, report, seconds):
+        """Add the :class:`fuzz_support.Report` of one (new) program to the counts."""
+        self.check_time += seconds
+        if report.forms:
+            self.programs_compiled += 1
         for form in report.forms:
             self.compiled[form] += 1
         self.codes_checked += report.codes_checked
@@ -128,10 +153,16 @@ class Sweep(object):
         elapsed = time.monotonic() - self.start
         return {
             "python": VERSION,
-            "seed": self.args.seed,
-            "strategy": self.args.strategy,
+            "source": ("corpus " + ", ".join(
+                "%s (generated on Python %s, seed %s, strategy %s)" % (
+                    path, h.get("python"), h.get("seed"), h.get("strategy"))
+                for path, h in zip(self.args.corpus, self.corpora))
+                if self.corpora else "hypothesis on this interpreter, seed %s, strategy %s" % (
+                    self.args.seed, self.args.strategy)),
             "programs generated": self.generated,
             "duplicates (not checked again)": self.duplicates,
+            "not reached (stopped early)": self.not_checked,
+            "compiled by CPython (any form)": self.programs_compiled,
             "compiled by CPython (module form)": self.compiled["module"],
             "compiled by CPython (function form)": self.compiled["function"],
             "compiled by CPython (closure form)": self.compiled["closure"],
@@ -168,13 +199,143 @@ class Sweep(object):
         out.flush()
 
 
+def check(src, args):
+    """Check one program (``fuzz_support.check_program`` with the command line's options)."""
+    return fuzz_support.check_program(src, behaviour=not args.no_behaviour,
+                                      all_codes=args.all_codes, timeout=args.timeout)
+
+
+def _check_in_worker(item):
+    src, args = item
+    t0 = time.monotonic()
+    report = check(src, args)
+    return report, time.monotonic() - t0
+
+
+CORPUS_FORMAT = "pellucid fuzz corpus 1"
+
+
+class CorpusWriter(object):
+    """Writes generated programs (deduplicated, in generation order) to a corpus file: a JSON
+    header line, then one JSON string per line.  Each program is flushed as it comes, so an
+    interrupted generation keeps what it made."""
+
+    def __init__(self, args):
+        import hypothesis
+        import hypothesmith
+
+        self.args = args
+        self.seen = set()
+        self.generated = 0
+        self.start = time.monotonic()
+        self.fh = open(args.write_corpus, "w", encoding="utf-8")
+        self.fh.write(json.dumps({"format": CORPUS_FORMAT, "python": VERSION, "seed": args.seed,
+                                  "strategy": args.strategy, "hypothesis": hypothesis.__version__,
+                                  "hypothesmith": getattr(hypothesmith, "__version__", "?")}) + "\n")
+
+    def add(self, src):
+        self.generated += 1
+        digest = hashlib.sha1(src.encode("utf-8", "surrogatepass")).digest()
+        if digest in self.seen:
+            return
+        self.seen.add(digest)
+        # json.dumps escapes lone surrogates (hypothesis text can hold them), so they survive
+        self.fh.write(json.dumps(src) + "\n")
+        self.fh.flush()
+        if self.args.progress and len(self.seen) % self.args.progress == 0:
+            sys.stdout.write("%d programs written (%d generated), %.1f s\n"
+                             % (len(self.seen), self.generated, time.monotonic() - self.start))
+            sys.stdout.flush()
+
+    def close(self):
+        self.fh.close()
+        sys.stdout.write("%s: %d distinct programs of %d generated on Python %s in %.1f s\n"
+                         % (self.args.write_corpus, len(self.seen), self.generated, VERSION,
+                            time.monotonic() - self.start))
+
+
+def read_corpus(path):
+    """``(header, [program source])`` of a corpus written by ``--write-corpus``."""
+    with open(path, encoding="utf-8") as fh:
+        header = json.loads(fh.readline())
+        if not isinstance(header, dict) or header.get("format") != CORPUS_FORMAT:
+            raise SystemExit("%s is not a pellucid fuzz corpus" % path)
+        return header, [json.loads(line) for line in fh if line.strip()]
+
+
+def check_corpus(args, sweep):
+    """Check the programs of ``args.corpus`` (from ``args.start``, at most ``args.count``), with
+    ``args.jobs`` worker processes."""
+    programs = []
+    for path in args.corpus:
+        header, more = read_corpus(path)
+        sweep.corpora.append(header)
+        programs.extend(more)
+    programs = programs[args.start:]
+    if args.count is not None:
+        programs = programs[:args.count]
+    # deduplicated up front (workers need the list), counted as "generated" only once checked,
+    # so a sweep stopped early (--time-limit, SIGTERM, ^C) reports what it really did
+    fresh, seen = [], set()
+    for src in programs:
+        digest = hashlib.sha1(src.encode("utf-8", "surrogatepass")).digest()
+        if digest in seen:
+            sweep.duplicates += 1
+        else:
+            seen.add(digest)
+            fresh.append(src)
+    deadline = time.monotonic() + args.time_limit if args.time_limit else None
+    if args.jobs <= 1:
+        results = (_check_in_worker((src, args)) for src in fresh)
+        pool = None
+    else:
+        import multiprocessing
+
+        # fork: workers inherit sys.path and the imported pellucid; chunks of one keep a slow
+        # program from holding others back
+        pool = multiprocessing.get_context("fork").Pool(args.jobs)
+        results = pool.imap(_check_in_worker, [(src, args) for src in fresh], chunksize=1)
+    done = 0
+    try:
+        for src, (report, seconds) in zip(fresh, results):
+            sweep.generated += 1
+            sweep.record(src, report, seconds)
+            done += 1
+            if deadline is not None and time.monotonic() > deadline:
+                sys.stdout.write("\ntime limit reached\n")
+                break
+            if args.progress and done % args.progress == 0:
+                sweep.print_summary(partial=True)
+    except KeyboardInterrupt:
+        sys.stdout.write("\ninterrupted\n")
+    finally:
+        sweep.not_checked = len(fresh) - done
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt()
+
+
 def main(argv=None):
     warnings.simplefilter("ignore")  # generated programs are full of SyntaxWarnings
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--count", type=int, default=10000, help="programs to generate (10000)")
+    parser.add_argument("--count", type=int, default=None,
+                        help="programs to generate (10000), or to take from --corpus (all)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (0)")
     parser.add_argument("--strategy", default="mix",
                         help="mix (default), grammar, module, functiondef or statements")
+    parser.add_argument("--write-corpus", metavar="FILE",
+                        help="only generate: write the programs to FILE (JSON lines), check nothing")
+    parser.add_argument("--corpus", metavar="FILE", action="append",
+                        help="check the programs of FILE (from --write-corpus) instead of "
+                             "generating; repeat to check several corpora one after the other")
+    parser.add_argument("--start", type=int, default=0, help="first program of --corpus to take (0)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes for --corpus (1)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                        help="--corpus: stop taking programs after SECONDS and report")
     parser.add_argument("--json", metavar="FILE", help="write the counts as JSON")
     parser.add_argument("--failures", metavar="DIR", help="save failing programs under DIR/<version>/")
     parser.add_argument("--keep", type=int, default=5, help="programs saved per distinct failure (5)")
@@ -186,36 +347,60 @@ def main(argv=None):
     parser.add_argument("--progress", type=int, default=500, help="print counts every N programs")
     parser.add_argument("--show", type=int, default=0, help="print the first failure of N signatures")
     args = parser.parse_args(argv)
+    if args.corpus and args.write_corpus:
+        parser.error("--corpus and --write-corpus do not go together")
 
+    # SIGTERM stops a sweep like ^C (background jobs ignore SIGINT): counts are still reported
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        import hypothesmith  # noqa: F401
-        from hypothesis import HealthCheck, Phase, given, seed, settings
-        from hypothesis import strategies as st
-    except ImportError as exc:
-        sys.stderr.write("bench/fuzz.py needs hypothesis and hypothesmith on Python %s: %s\n"
-                         % (VERSION, exc))
-        return 2
-    strategies = fuzz_support.strategies()
-    if args.strategy == "mix":
-        strategy = st.one_of(list(strategies.values()))
-    elif args.strategy in strategies:
-        strategy = strategies[args.strategy]
-    else:
-        parser.error("unknown strategy %r; choose mix or one of %s" % (args.strategy, ", ".join(strategies)))
+        return _run(parser, args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
+
+def _run(parser, args):
     sweep = Sweep(args)
+    if args.corpus:
+        check_corpus(args, sweep)
+    else:
+        if args.count is None:
+            args.count = 10000
+        try:
+            import hypothesmith  # noqa: F401
+            from hypothesis import HealthCheck, Phase, given, seed, settings
+            from hypothesis import strategies as st
+        except ImportError as exc:
+            sys.stderr.write("bench/fuzz.py needs hypothesis and hypothesmith on Python %s: %s\n"
+                             % (VERSION, exc))
+            return 2
+        strategies = fuzz_support.strategies()
+        if args.strategy == "mix":
+            strategy = st.one_of(list(strategies.values()))
+        elif args.strategy in strategies:
+            strategy = strategies[args.strategy]
+        else:
+            parser.error("unknown strategy %r; choose mix or one of %s"
+                         % (args.strategy, ", ".join(strategies)))
 
-    @seed(args.seed)
-    @settings(max_examples=args.count, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), derandomize=False)
-    @given(strategy)
-    def sweep_programs(src):
-        sweep.run_one(src)
+        writer = CorpusWriter(args) if args.write_corpus else None
 
-    try:
-        sweep_programs()
-    except KeyboardInterrupt:
-        sys.stdout.write("\ninterrupted\n")
+        @seed(args.seed)
+        @settings(max_examples=args.count, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck), derandomize=False)
+        @given(strategy)
+        def sweep_programs(src):
+            if writer is not None:
+                writer.add(src)
+            else:
+                sweep.run_one(src)
+
+        try:
+            sweep_programs()
+        except KeyboardInterrupt:
+            sys.stdout.write("\ninterrupted\n")
+        if writer is not None:
+            writer.close()
+            return 0
     sweep.print_summary()
     for sig in list(sweep.by_signature)[:args.show]:
         sys.stdout.write("\n--- %s\n%s\n" % (sig, sweep.examples[sig]))

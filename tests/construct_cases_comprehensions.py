@@ -223,3 +223,12 @@ def f(order, m, names):
     tag = lambda o: (o, len(m))  # a cell: on 3.13 the fallback cannot take over
     return [tag(o) for o in order if o not in m or o in m and o in names]
 """, [([], {}, ()), ([1, 2, 3], {1: 0, 2: 0}, (2,)), ([1, [2]], {1: 0}, ())])
+
+# enum.EnumType.__new__: a filter that is an ``or`` of an ``and`` group (and the other way
+# round); 3.12+ inlines the loop, where each failing test jumps back on its own.
+case("listcomp_filter_with_nested_groups", r"""
+def f(xs, m, n):
+    return ([o for o in xs if o not in m or (o in m and o in n)],
+            [o for o in xs if (o in m and o in n) or o > 2],
+            [o for o in xs if (o in m or o in n) and (o > 2 or o < -2)])
+""", [([], [], []), ([1, 2, 3, -3, 4], [1, 2, -3], [2, 4, -3]), ([1], None, []), ([1, "s"], [], [])])

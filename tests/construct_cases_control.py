@@ -745,3 +745,77 @@ def f(url, i):
         scheme, url = url[:i].upper(), url[i + 1:]
     return scheme, url
 """, [("ab:rest", 2), ("ax:rest", 2), ("", 0), ("abc", 5), (None, 1)])
+
+# functools._c3_mro: the ``break`` shares its block with the statement before it
+# (``b = ...; POP_TOP; JUMP after``), and the code after the loop is too long to be copied.
+case("for_else_break_after_assignment", r"""
+def f(xs):
+    for i, x in enumerate(reversed(xs)):
+        if x > 2:
+            b = len(xs) - i
+            break
+    else:
+        b = 0
+    log = [b]
+    log.append(b * 2)
+    log.extend(xs[:b])
+    return log, b
+""", [([],), ([1, 5, 2],), ([3],), ([1, 2],), (None,), ([1, "s"],)])
+
+# enum.EnumType.__new__: an ``or`` whose second operand is an ``and`` group, and the other way
+# round; as statements too (each way into the body must run it once).
+case("if_condition_with_nested_groups", r"""
+def f(o, m, n, log):
+    if o not in m or (o in m and o in n):
+        log.append("first")
+    if (o in m and o in n) or o > 2:
+        log.append("second")
+    if (o in m or o in n) and (o > 2 or o < -2):
+        log.append("third")
+    return log
+""", [(1, [1], [1], []), (1, [2], [], []), (3, [3], [], []), (-3, [], [-3], []), (0, None, [], []),
+      ("s", ["s"], [], [])])
+
+# urllib.parse.urlsplit: a for-else whose else clause assigns a tuple that reads a target
+# (``scheme, url = url[:i].lower(), url[i+1:]``); 3.11+ stores ``url`` first, so the value read
+# before it must be saved (the clause's first value sits where the iterator was).
+case("for_else_tuple_assignment_reads_target", r"""
+def f(url, i, chars):
+    scheme = ""
+    for c in url[:i]:
+        if chars.find(c) < 0:
+            break
+    else:
+        scheme, url = url[:i].lower(), url[i + 1:]
+    return scheme, url
+""", [("HTTP://x", 4, "ptha"), ("HTTP://x", 4, "PTH"), ("ab", 0, ""), (None, 1, ""), ("ab", 1, None)])
+
+# functools._find_impl: tests that only raise or break never go back to the loop header, so
+# the natural loop leaves them out; they are still the loop's body (the break pops the
+# iterator), not the code after it.
+case("for_break_after_raising_tests", r"""
+def f(mro, registry, cls):
+    match = None
+    for t in mro:
+        if match is not None:
+            if t in registry and t not in cls and match not in cls:
+                raise RuntimeError("ambiguous", match, t)
+            break
+        if registry.get(t):
+            match = t
+    return match, registry.get(match)
+""", [([], {}, []), ([1, 2, 3], {2: "b", 3: "c"}, []), ([1, 2, 3], {2: "b", 3: "c"}, [3]),
+      ([1, 2, 3], {1: "a", 3: "c"}, [1]), (None, {}, []), ([1, 2], {1: "a", 2: "b"}, None)])
+
+# argparse's _match_arguments_partial: the code after the loop is merged into the ``break``
+# path (3.12+), with statements (here an inlined comprehension) before the iterator's pop.
+case("for_break_path_runs_code_before_popping_iterator", r"""
+def f(n, m):
+    result = []
+    for i in range(n, 0, -1):
+        match = m.get(i)
+        if match is not None:
+            result.extend([len(s) for s in match])
+            break
+    return result
+""", [(0, {}), (3, {2: ["ab", "c"]}), (3, {}), (2, {1: [None]}), (2, None)])

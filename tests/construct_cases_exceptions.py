@@ -797,3 +797,93 @@ def f(items, fd, log):
     except ZeroDivisionError:
         return
 """, [([], None, []), ([1, 2], 3, []), ([1, 0], 3, []), ([0], None, []), (["x"], 1, [])])
+
+# email._header_value_parser.get_local_part/get_msg_id, dataclasses.make_dataclass: a try
+# statement inside an except clause.  3.12+ copies the outer clause's end (``POP_EXCEPT`` and
+# the return, 3.13 also the jump after it) into the inner try's body and into its clause.
+case("try_in_except_clause_shared_return", r"""
+def f(a, b):
+    try:
+        t = int(a)
+    except ValueError:
+        try:
+            t = int(b)
+        except ValueError:
+            if b == "raise":
+                raise
+            t = 0
+    return t
+""", [("1", "x"), ("x", "2"), ("x", "y"), ("x", "raise"), ("x", None)])
+
+case("try_in_except_clause_then_more_code", r"""
+def f(a, b, log):
+    t = None
+    try:
+        t = int(a)
+    except ValueError:
+        try:
+            t = int(b)
+            log.append("second")
+        except ValueError:
+            if b == "raise":
+                raise
+            t = -1
+    log.append(t)
+    if t:
+        log.append("nonzero")
+    return t
+""", [("1", "x", []), ("x", "2", []), ("x", "y", []), ("x", "raise", []), ("0", None, []),
+      ("x", None, [])])
+
+# enum._simple_enum's convert_class: a ``for`` loop with ``break`` inside an except clause;
+# 3.12+ copies the clause's end into the break path (``POP_TOP; POP_EXCEPT; JUMP after`` or
+# ``...; RETURN_VALUE``) next to the loop's normal exit.
+case("for_break_in_except_clause_copies_clause_end", r"""
+def f(member, unh):
+    try:
+        contained = unh[member]
+    except TypeError:
+        contained = None
+        for m in unh:
+            if m == member:
+                contained = m
+                break
+    return contained
+""", [(0, [5]), ([1], [[1], 2]), ([1], [3, 4]), ([1], None), ("k", {"k": 1})])
+
+case("for_break_in_except_clause_inside_loop", r"""
+def f(items, vm, unh):
+    out = []
+    for name, member in items:
+        try:
+            contained = vm.get(member)
+        except TypeError:
+            contained = None
+            if member in unh:
+                for m in unh:
+                    if m == member:
+                        contained = m
+                        break
+        if contained is not None:
+            out.append((name, contained))
+        else:
+            out.append(name)
+    return out
+""", [([], {}, []), ([("a", 1), ("b", [2]), ("c", [3])], {1: "x"}, [[2]]), ([("a", [1])], {}, None),
+      ([("a", 1)], None, [])])
+
+# email.message.Message.get_payload: a try statement inside a try body; 3.10+ gives the inner
+# clause and the inner body each a copy of the ``return`` after both statements.
+case("try_in_try_body_shared_return", r"""
+def f(payload, cs):
+    if isinstance(payload, str):
+        try:
+            b = payload.encode("ascii")
+            try:
+                payload = b.decode(cs)
+            except LookupError:
+                payload = b.decode("ascii", "replace")
+        except UnicodeEncodeError:
+            pass
+    return payload
+""", [("x", "ascii"), ("\u00e9", "ascii"), ("x", "no-such-codec"), (1, "ascii"), ("x", None)])

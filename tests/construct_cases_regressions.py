@@ -251,3 +251,30 @@ def f(cm, log):
 def drive(func, real, log):
     return func(CM(log) if real else None, log), log
 """, [(True, []), (False, [])], driver="drive")
+
+# Found by the fuzzed round trips (corpus sweep): a try/finally inside the `finally` block of a
+# try/finally that ends the function had no structured form ("finally body not repeated on the
+# normal path": the normal-path copy had absorbed the final return into the inner try's body),
+# and the fallback failed, so decompile raised.  Still so on 3.8-3.10 (legacy finally blocks).
+case("regr_fuzz_try_finally_inside_finally", r"""
+def f(log, fail):
+    try:
+        log.append(1)
+        if fail == 1:
+            raise KeyError(1)
+    finally:
+        try:
+            log.append(2)
+            if fail == 2:
+                raise ValueError(2)
+        finally:
+            log.append(3)
+
+def drive(func, fail):
+    log = []
+    try:
+        func(log, fail)
+    except Exception as exc:
+        return log, repr(exc), repr(exc.__context__)
+    return log
+""", [(0,), (1,), (2,)], driver="drive")

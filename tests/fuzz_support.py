@@ -176,15 +176,20 @@ def names_used(code):
     todo = [code]
     while todo:
         c = todo.pop()
-        fallback = fallback or "__pellucid_builtins" in c.co_names + c.co_varnames + c.co_cellvars
+        fallback = fallback or any(_own(n) and n.endswith("__pellucid_builtins")
+                                   for n in c.co_names + c.co_varnames + c.co_cellvars)
         previous = None
         for ins in reachable_instructions(c):
             if ins.opcode in dis.hasname and isinstance(ins.argval, str):
                 # the fallback's `__pellucid_builtins.next` etc. and its `''.join(...)` for
                 # BUILD_STRING are pellucid's own names
+                # (3.13's LOAD_FAST_LOAD_FAST / STORE_FAST_LOAD_FAST name two locals: the
+                # second is loaded last)
+                loaded = previous.argval[-1] if previous is not None and isinstance(
+                    previous.argval, tuple) and previous.argval else getattr(previous, "argval", None)
                 own = previous is not None and ("ATTR" in ins.opname or "METHOD" in ins.opname) \
-                    and (previous.argval == "__pellucid_builtins"
-                         or (previous.argval == "" and ins.argval == "join"))
+                    and (_own(loaded) and str(loaded).endswith("__pellucid_builtins")
+                         or (loaded == "" and ins.argval == "join"))
                 if not own:
                     names.add(ins.argval)
             elif ins.opcode in dis.hasconst and isinstance(ins.argval, types.CodeType):
@@ -192,7 +197,27 @@ def names_used(code):
             previous = ins
     if fallback:
         names.discard("builtins")  # the fallback's `import builtins as __pellucid_builtins`
-    return {n for n in names if not n.startswith("__pellucid")}
+    return {n for n in names if not _own(n)}
+
+
+# Attributes the fallback's own code reads (the saved exception's __context__/__traceback__,
+# the `with` protocol, a type's tp_name for its error message): not names of the program.
+FALLBACK_ATTRIBUTES = frozenset({"__context__", "__traceback__", "__enter__", "__exit__",
+                                 "__aenter__", "__aexit__", "__get__", "__flags__", "__module__",
+                                 "__name__"})
+
+
+def uses_fallback(code):
+    """Whether ``code`` or a code object nested in it was decompiled by the fallback."""
+    return any(any(_own(n) and n.endswith("__pellucid_builtins")
+                   for n in c.co_names + c.co_varnames + c.co_cellvars)
+               for _, c in iter_codes(code))
+
+
+def _own(name):
+    """Whether ``name`` is one of pellucid's ``__pellucid*`` names, also as mangled in a class
+    body (``_C__pellucid_state``)."""
+    return isinstance(name, str) and re.match(r"^(_\w*?)?__pellucid", name) is not None
 
 
 _STOPS = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD",
@@ -423,6 +448,10 @@ def _check_code(pellucid, report, form, path, kind, code):
             if old_layout[key] != new_layout[key]:
                 problems.append("%s %r != %r" % (key, new_layout[key], old_layout[key]))
     old_names, new_names = names_used(code), names_used(new)
+    if uses_fallback(new):
+        # compared without the fallback's own attributes on both sides, so an original that
+        # uses one of them is not reported as missing it either
+        old_names, new_names = old_names - FALLBACK_ATTRIBUTES, new_names - FALLBACK_ATTRIBUTES
     if old_names != new_names:
         problems.append("names used: missing %s, extra %s" % (
             sorted(old_names - new_names), sorted(new_names - old_names)))

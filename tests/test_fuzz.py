@@ -19,6 +19,7 @@ when only known bugs are hit the test is marked xfail naming them; any other fai
 Remove a ``KNOWN`` entry when its bug is fixed.
 """
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -50,26 +51,7 @@ SEED = os.environ.get("PELLUCID_FUZZ_SEED")
 
 # Known bugs: regular expression searched in "kind[code kind]: message\ndetail" of a failure ->
 # the regression test that pins it.
-KNOWN = {
-    r"^noncompiling\[\w+\]: SyntaxError: 'return' outside function":
-        "test_fuzz_regressions.py::test_module_ending_in_block_has_no_return",
-    r"^shape\[\w+\]: names used: missing \[\], extra \['AssertionError'\]$":
-        "construct case regr_fuzz_assert_false_constant_shadowed",
-    r"^raise\[module\]: recompile: DecompileError: <module> has constants without a literal form":
-        "test_fuzz_regressions.py::test_module_with_infinite_complex_constant_recompiles",
-    r"(?s)finally body not repeated on the normal path|extra \['__context__', '__enter__', "
-    r"'__exit__'|^behaviour.*context manager protocol.*has no attribute '__enter__'":
-        "construct case regr_fuzz_with_in_final_finally",
-    r"^raise\[\w+\]: DecompileError: .*(INTRINSIC_TYPEALIAS|<Marker locals> used as an expression)":
-        "test_fuzz_regressions.py::test_type_alias_statement_decompiles",
-    # a comprehension over an empty target list inside a lambda: both fall back, and the lambda
-    # becomes a def that sets __name__/__qualname__ and builds its set with .add
-    r"^shape\[\w+\]: names used: missing \[\], extra \['__name__', '__qualname__', '\w+'\]$":
-        "test_fuzz_regressions.py::test_loop_is_structured",
-    # last: any other structuring failure in a class body
-    r"^raise\[\w+\]: DecompileError: .*fallback failed \(class bodies are not supported":
-        "test_fuzz_regressions.py::test_class_body_loop_decompiles",
-}
+KNOWN = {}
 
 
 def _known(failure):
@@ -183,3 +165,26 @@ def test_fuzz_harness_sees_failures(monkeypatch):
     if hasattr(os, "fork"):
         monkeypatch.setattr(pellucid, "recompile", lambda code: compile("x = 2\n", "", "exec"))
         assert kinds() == ["behaviour"]
+
+
+def test_fuzz_bench_checks_a_corpus(tmp_path, capsys):
+    """``bench/fuzz.py --corpus``: stored programs are checked, duplicates and programs this
+    interpreter cannot compile are counted as such, and the counts reach the JSON file."""
+    spec = importlib.util.spec_from_file_location(
+        "_pellucid_bench_fuzz", os.path.join(os.path.dirname(HERE), "bench", "fuzz.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    corpus = tmp_path / "corpus.jsonl"
+    programs = ["x = 1\n", "x = 1\n", "def f(a):\n    return a\n", "x = (\n"]
+    corpus.write_text("\n".join([json.dumps({"format": bench.CORPUS_FORMAT, "python": "3.x"})]
+                                + [json.dumps(p) for p in programs]) + "\n")
+    out = tmp_path / "counts.json"
+    assert bench.main(["--corpus", str(corpus), "--json", str(out), "--progress", "0"]) == 0
+    counts = json.loads(out.read_text())
+    assert counts["programs generated"] == 3
+    assert counts["duplicates (not checked again)"] == 1
+    assert counts["compiled by CPython (any form)"] == 2
+    assert counts["code objects checked"] >= 3
+    assert counts["programs with a failure"] == 0
+    assert "corpus " in counts["source"]
+    capsys.readouterr()

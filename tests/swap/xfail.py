@@ -14,15 +14,6 @@ from typing import AbstractSet, Dict, Union
 # Measured with bench/swap_report.py on every version (see the issue note for the figures): a
 # target is listed where some function did not swap or some CPython test regressed.
 EXPECTED_FAILURES: Dict[str, Union[str, AbstractSet[str]]] = {
-    # 3.13: namedtuple (POP_EXCEPT without saved exception state).  No test regresses.
-    "collections": {"3.13"},
-    "dataclasses": {"3.13"},
-    # 3.13: get_local_part, get_msg_id (POP_EXCEPT without saved exception state),
-    # Message.get_payload (an except clause nested in a try's clause)
-    "email": {"3.13"},
-    # 3.13: EnumType._create_ (POP_EXCEPT without saved exception state), _simple_enum's
-    # convert_class (branches leave different stack depths; a closure, so no fallback)
-    "enum": {"3.13"},
 }
 
 

@@ -3,7 +3,7 @@
 Normal-flow edges (fall-through and jumps) and exception edges (block -> its handler) are kept
 apart: structuring follows normal flow, and exception regions are read off each block's handler.
 """
-from typing import Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from pellucid.bytecode.instruction import Handler, Instr
 
@@ -265,3 +265,30 @@ def _immediate_dominators(order: List[Block], roots: List[Block],
                 idom[b] = new
                 changed = True
     return {b: (None if v is root else v) for b, v in idom.items()}  # type: ignore[misc]
+
+
+def tail_code(block: Block, k: int = 0) -> Optional[List[Tuple[Any, ...]]]:
+    """The code from ``block.instrs[k]`` on, across fall-throughs, up to a return/raise or an
+    unconditional jump (whose target block ends it), as comparable tuples; ``None`` when a
+    branch comes first or it runs long.
+
+    CPython (3.10+) copies short endings (a ``return``, an ``except`` clause's ``POP_EXCEPT``
+    and jump) into every path that reaches them: two paths with equal tails run the same code.
+    """
+    out: List[Tuple[Any, ...]] = []
+    node: Optional[Block] = block
+    for _ in range(8):
+        if node is None:
+            return None
+        for ins in node.instrs[k:]:
+            if ins.op == "JUMP":
+                out.append(("JUMP", node.jump))
+                return out
+            if ins.target is not None or len(out) > 32:
+                return None
+            # (repr keeps 1, 1.0 and True apart; the same constant object reprs the same)
+            out.append((ins.op, type(ins.arg).__name__, repr(ins.arg), ins.handler))
+            if ins.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                return out
+        node, k = node.fallthrough, 0
+    return None

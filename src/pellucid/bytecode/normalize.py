@@ -321,10 +321,31 @@ def normalize(code: types.CodeType) -> List[Instr]:
         ins = _fold_send_loops(ins)
     if PY >= (3, 13):
         ins = _fold_to_bool(ins)
+        _closure_loads(code, ins)
     if PY >= (3, 12):
         ins = _fold_end_for(ins)
         ins = _fold_copy_jumps(ins)
     return _finalize(code, raw, ins)
+
+
+def _closure_loads(code: types.CodeType, ins: List[Instr]) -> None:
+    """3.13 assembles ``LOAD_CLOSURE`` as ``LOAD_FAST`` of the cell's slot, which pushes the cell
+    itself (never unbound).  Where such loads build a new function's closure tuple they are
+    ``LOAD_CLOSURE`` again, as up to 3.12.  (Not every ``LOAD_FAST`` of a cell variable's name:
+    an inlined comprehension may make the slot a cell only inside itself.)"""
+    if not (code.co_cellvars or code.co_freevars):
+        return
+    for i, x in enumerate(ins):
+        if x.op != "BUILD_TUPLE" or not x.arg or i + 3 >= len(ins) or i < x.arg:
+            continue
+        fn, make, attr = ins[i + 1], ins[i + 2], ins[i + 3]
+        if fn.op != "LOAD_CONST" or not isinstance(fn.arg, types.CodeType) or make.op != "MAKE_FUNCTION" \
+                or attr.op != "SET_FUNCTION_ATTRIBUTE" or attr.arg != 8:
+            continue
+        loads = ins[i - x.arg:i]
+        if all(y.op == "LOAD_FAST" for y in loads) and tuple(y.arg for y in loads) == fn.arg.co_freevars:
+            for y in loads:
+                y.op = "LOAD_CLOSURE"
 
 
 def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]) -> List[Instr]:

@@ -7,7 +7,7 @@ and the constant pool shared with nested code.
 import ast
 import sys
 import types
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
@@ -55,6 +55,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.nonlocals: Set[str] = set()
         self.local_names = set(code.co_varnames) | set(code.co_cellvars)
         self.active_loops: Set[Block] = set()
+        self.break_cuts: Dict[Block, Tuple[int, Block]] = {}
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}
         self._absorb: Dict[int, str] = {}
@@ -268,6 +269,15 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             return
         if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "closure":
             return  # ``__classcell__`` bookkeeping of a class body
+        if isinstance(v, M.Marker) and v.value == "locals" and isinstance(target, ast.Name) \
+                and target.id == "__classdict__":
+            return  # 3.12+ class body keeping its namespace for annotation scopes
+        if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "type_alias":
+            _, name, value = v.value
+            if not isinstance(target, ast.Name) or target.id != name:
+                raise StructureError("type alias %s bound to another target" % name)
+            self.emit(out, ast.TypeAlias(ast.Name(name, ast.Store()), [], value), stack)  # type: ignore[attr-defined]
+            return
         if isinstance(v, M.UnpackItem):
             group, k = v.value
             group.targets[k] = ast.Starred(target, ast.Store()) if k == group.star else target
@@ -322,12 +332,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         stack.append(v)
 
     def op_POP_EXCEPT(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        n = 0
-        while stack and isinstance(stack[-1], M.SavedExc) and n < 3:
-            stack.pop()
-            n += 1
-        if n == 0:
+        # One handled exception's saved state: three values up to 3.10, one since 3.11 (an
+        # ``except`` nested in an ``except`` has the outer clause's state right below it).
+        n = 3 if self.legacy_exceptions else 1
+        if len(stack) < n or not all(isinstance(v, M.SavedExc) for v in stack[-n:]):
             raise StructureError("POP_EXCEPT without saved exception state")
+        del stack[-n:]
         self.emit(out, PopExcept(), stack)
 
     def op_CHECK_EXC_MATCH(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

@@ -1,7 +1,7 @@
 """Constants as expressions: literals where Python has them, names bound at recompile otherwise."""
 import ast
 import math
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 
 def is_literal(value: Any) -> bool:
@@ -33,6 +33,41 @@ def _float_expr(v: float) -> ast.expr:
     return ast.Constant(v)
 
 
+def _positive(x: float) -> bool:
+    return math.copysign(1.0, x) > 0
+
+
+def _imaginary(k: float) -> ast.expr:
+    """An expression folding to ``complex(+0.0, k)`` for ``k`` with a positive sign."""
+    if math.isnan(k):
+        inf = ast.Constant(complex(0.0, math.inf))
+        return ast.BinOp(inf, ast.Sub(), ast.Constant(complex(0.0, math.inf)))
+    return ast.Constant(complex(0.0, k))  # unparsed as ``1e309j`` when infinite
+
+
+def _complex_expr(v: complex) -> Optional[ast.expr]:
+    """An expression the compiler folds back to exactly ``v`` (signs of zeros included), or
+    None.  Folding ``r + kj`` adds ``0.0`` to ``r`` and ``k`` to ``0.0``, which loses the sign of
+    a negative zero; ``r - kj`` keeps ``r``; unary minus flips both signs exactly."""
+    r, i = v.real, v.imag
+    r_zero = r == 0.0
+    if r_zero and _positive(r) and _positive(i):
+        return _imaginary(i)
+    if r_zero and not _positive(r) and not _positive(i):
+        return ast.UnaryOp(ast.USub(), _imaginary(-i))
+    if i == 0.0 and not _positive(i):
+        if r_zero:
+            return None  # (+0.0, -0.0): no folded form found
+        return ast.UnaryOp(ast.USub(), ast.BinOp(_float_expr(-r), ast.Add(), _imaginary(0.0)))
+    if not _positive(i):
+        return ast.BinOp(_float_expr(r), ast.Sub(), _imaginary(-i))
+    if r_zero:  # (-0.0, positive)
+        if i == 0.0:
+            return None
+        return ast.UnaryOp(ast.USub(), ast.BinOp(ast.Constant(0.0), ast.Sub(), _imaginary(i)))
+    return ast.BinOp(_float_expr(r), ast.Add(), _imaginary(i))
+
+
 class ConstantPool:
     """Turns constants into expressions; non-literal ones become names listed in ``bindings``."""
 
@@ -49,10 +84,8 @@ class ConstantPool:
         if isinstance(value, float):
             return _float_expr(value)
         if isinstance(value, complex):
-            if value.real == 0 and not math.isnan(value.imag) and not math.isinf(value.imag) \
-                    and math.copysign(1.0, value.real) > 0 and value.imag >= 0:
-                return ast.Constant(value)
-            return self._bind(value)
+            expr = _complex_expr(value)
+            return expr if expr is not None else self._bind(value)
         if isinstance(value, (int, str, bytes)):
             if isinstance(value, int) and value < 0:
                 return ast.UnaryOp(ast.USub(), ast.Constant(-value))

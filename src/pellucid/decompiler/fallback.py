@@ -57,6 +57,9 @@ ENV_FORCE = "PELLUCID_FORCE_FALLBACK"
 _COMPREHENSION_NAMES = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
 CO_OPTIMIZED = 0x1
 
+# Instructions that never raise: they give a block's handler no way in.
+_CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST"})
+
 # Slot kinds that hold a value in ``__pellucid_s<depth>``; everything else is static.
 V = "v"
 VAR_KINDS = (V, "saved_local", "await", "yf", "anext")  # kinds whose value lives in the slot variable
@@ -167,7 +170,7 @@ class Fallback:
                 if self._join(succ, state):
                     work.append(succ)
             h = b.handler
-            if h is not None and h.target in self.cfg.block_at:
+            if h is not None and h.target in self.cfg.block_at and nexc_exit is not None:
                 hb = self.cfg.block_at[h.target]
                 if self._join(hb, self.handler_state(st, nexc_exit, h)):
                     work.append(hb)
@@ -209,7 +212,7 @@ class Fallback:
             _end, nexc_exit, _edges = self.run_block(b, st, out, emit=True)
             inner = self._assemble(out, st.nexc)
             h = b.handler
-            if h is not None and h.target in self.cfg.block_at:
+            if h is not None and h.target in self.cfg.block_at and nexc_exit is not None:
                 hb = self.cfg.block_at[h.target]
                 hst = self.handler_state(st, nexc_exit, h)
                 catch = ["except __pellucid_builtins.BaseException as __pellucid_exc:"]
@@ -298,11 +301,17 @@ class Fallback:
         self.stack = stack
         self.edges: List[Tuple[Block, _State]] = []
         self.ended = False
+        # The state an exception leaves the block with: before its last instruction that can
+        # raise (``None``: none can).  3.12+ covers a lone ``POP_EXCEPT`` that ends a nested
+        # clause with the outer cleanup handler; taking the state before it would enter that
+        # handler with one handled exception too many.
+        self.raise_state: Optional[_State] = None
         for ins in b.instrs:
             if self.ended:
                 break
             fn = getattr(self, "op_" + ins.op, None)
-            self.raise_state = _State(tuple(self.stack), self.nexc)
+            if ins.op not in _CANNOT_RAISE:
+                self.raise_state = _State(tuple(self.stack), self.nexc)
             if fn is None:
                 raise FallbackError("no fallback for %s" % ins.op)
             first = len(out)
@@ -506,7 +515,8 @@ class Fallback:
         self.push_static("buildclass")
 
     def op_LOAD_ASSERTION_ERROR(self, ins: Instr, arg: Any) -> None:
-        self.push("AssertionError")
+        # the builtin, whatever the code's own scopes call AssertionError
+        self.push("__pellucid_builtins.AssertionError")
 
     def op_SUBSCR(self, ins: Instr, arg: Any) -> None:
         k = self.pop()
@@ -1008,10 +1018,26 @@ class Fallback:
         e = self.pop()
         self.push("__pellucid_builtins.issubclass(%s, %s)" % (e, t))
 
+    def _protocol_check(self, enter: str, exit_: str, what: str) -> None:
+        """3.11+ raise TypeError (not AttributeError) for a context manager without ``enter``
+        or ``exit_``, naming the type as its ``tp_name`` does."""
+        if PY < (3, 11):
+            return  # the attribute lookups below raise what the interpreter raises
+        t = "__pellucid_builtins.type(__pellucid_m)"
+        # a class statement's type (heap, mutable) has its bare name as tp_name; static and
+        # extension types (immutable) their dotted name, builtins excepted
+        tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
+                   "else %s.__module__ + '.' + %s.__name__)" % (t, t, t, t, t))
+        for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
+            self.w("if not __pellucid_builtins.hasattr(%s, %r):" % (t, name))
+            self.w("    raise __pellucid_builtins.TypeError(\"'%%s' object does not support the "
+                   "%s protocol%s\" %% %s)" % (what, suffix, tp_name))
+
     def op_BEFORE_WITH(self, ins: Instr, arg: Any) -> None:
         m = self.pop()
         d = len(self.stack)
         self.w("__pellucid_m = %s" % m)
+        self._protocol_check("__enter__", "__exit__", "context manager")
         self.w("__pellucid_enter = __pellucid_builtins.type(__pellucid_m).__enter__")
         self.w("%s = __pellucid_builtins.type(__pellucid_m).__exit__.__get__(__pellucid_m)" % _slot(d))
         self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
@@ -1022,6 +1048,7 @@ class Fallback:
         m = self.pop()
         d = len(self.stack)
         self.w("__pellucid_m = %s" % m)
+        self._protocol_check("__aenter__", "__aexit__", "asynchronous context manager")
         self.w("__pellucid_enter = __pellucid_builtins.type(__pellucid_m).__aenter__")
         self.w("%s = __pellucid_builtins.type(__pellucid_m).__aexit__.__get__(__pellucid_m)" % _slot(d))
         self.w("%s = __pellucid_enter(__pellucid_m)" % _slot(d + 1))
@@ -1157,12 +1184,14 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
     """Body lines of ``code`` as a state machine (raises FallbackError when even that fails)."""
     fb = Fallback(code, pool, reason, function)
     if not code.co_flags & CO_OPTIMIZED and code.co_name != "<module>":
-        # In a class body the state machine's variables would become class attributes.
-        raise FallbackError("class bodies are not supported by the fallback")
-    if PY >= (3, 13) and (code.co_cellvars or code.co_freevars):
-        # Measured under PELLUCID_FORCE_FALLBACK: closures on 3.13 raised where the original
-        # returned.  Refuse until that is fixed.
-        raise FallbackError("closures on Python 3.13 are not supported by the fallback")
+        if function is not False:
+            # not known to be a class body (a hand-made function without CO_OPTIMIZED): its
+            # returns would become the state machine's `break`
+            raise FallbackError("code without CO_OPTIMIZED that is not a class body")
+        if code.co_cellvars:
+            # A class body's ``__class__`` cell is made by the compiler for the methods that use
+            # it; the state machine would store a cell of its own into ``__classcell__``.
+            raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
     if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
         # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
         # were seen to give wrong results: refusing is better than code that behaves differently.
@@ -1213,7 +1242,14 @@ def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bo
         if forced():
             raise StructureError(_forced_reason())
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
-        return sub.statements(), sub
+        stmts = sub.statements()
+        # module code or a class body (``function=False`` from class_def): no `return` there.
+        # (A function's code with CO_OPTIMIZED cleared is still a function: keep its returns.)
+        if not code.co_flags & CO_OPTIMIZED and (function is False or (
+                function is None and code.co_name == "<module>")):
+            from pellucid.decompiler.implicit_return import drop_implicit_returns
+            stmts = drop_implicit_returns(stmts)
+        return stmts, sub
     except _INTERNAL as exc:
         if comprehension:
             raise
@@ -1304,4 +1340,6 @@ def class_body_lines(code: types.CodeType, pool: ConstantPool) -> List[str]:
         except FallbackError as fexc:
             from pellucid.errors import DecompileError
             raise DecompileError("class body %s: the fallback failed (%s)" % (code.co_name, fexc))
+        from pellucid.decompiler.class_scope import unbind_own_names
+        stmts = unbind_own_names(stmts)
     return unparse(ast.Module(stmts or [ast.Pass()], [])).split("\n")

@@ -70,6 +70,11 @@ def build_arguments(code: types.CodeType, defaults: List[ast.expr],
     nkw = code.co_kwonlyargcount
 
     def arg(name: str) -> ast.arg:
+        if not name.isidentifier():
+            # ``.0``, a comprehension's iterator, when its code is decompiled on its own: the
+            # spelling the fallback gives that local in the body
+            from pellucid.decompiler.fallback import _local
+            return ast.arg(_local(name), None)
         return ast.arg(name, annotations.get(name))
 
     posonly = [arg(n) for n in names[:nposonly]]
@@ -191,6 +196,8 @@ class FunctionBuilder:
                 continue
             body.append(s)
         decls = sub.declarations()
+        from pellucid.decompiler.class_scope import unbind_own_names
+        body = unbind_own_names(body)
         node = ast.ClassDef(name, bases, keywords, decls + body or [ast.Pass()], [])
         if PY >= (3, 12):
             node.type_params = []

@@ -5,15 +5,18 @@ and ``while`` tested at the latch with a guard before the loop (3.10+ duplicates
 A jump to the loop's continue point becomes ``continue``, a jump to its follow ``break``.
 """
 import ast
-from typing import Any, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.structure import Ctx, Loop, negate
 
+
+
+_ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
 def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
@@ -102,8 +105,8 @@ class LoopBuilder:
         return {s for s in exits
                 if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
 
-    def _leave_target(self, exit_block: Block, body: FrozenSet[Block], normal: Optional[Block] = None,
-                      pops_iterator: bool = False) -> Optional[Block]:
+    def _leave_target(self, exit_block: Block, body: FrozenSet[Block],
+                      normal: Optional[Block] = None) -> Optional[Block]:
         """Where a ``break`` whose code is its own exit block really goes.
 
         ≤3.10 unwinds at the ``break`` itself: the ``finally`` copy, the ``__exit__`` call or the
@@ -129,23 +132,129 @@ class LoopBuilder:
                 unwinds = True
             if node.last.op == "JUMP" and node.jump is not None and node.jump not in body:
                 target = node.jump
-                if pops_iterator and len(node.instrs) >= 2 and node.instrs[-2].op == "POP_TOP":
-                    # ``break`` out of a ``for``: the iterator's pop, then the jump (≤3.11;
-                    # no other way out of a ``for`` body drops the iterator and jumps on)
-                    unwinds = True
                 if not unwinds or target is exit_block:
                     return None
                 return target
             node = self.cfg.ipdom.get(node)
         return None
 
+    def _iterator_pop(self, block: Block, stack: List[Any]) -> Optional[int]:
+        """Index just past the instruction of ``block`` that pops a ``for`` loop's iterator.
+
+        Found by running the block on a copy of the loop's stack (``stack``, iterator on top):
+        the first instruction that takes the stack below the loop's depth must leave exactly
+        the values under the iterator.  ``None`` when the block jumps, ends or fails first.
+        """
+        saved = self.save_state()  # type: ignore[attr-defined]
+        trial = list(stack)
+        try:
+            for k, ins in enumerate(block.instrs):
+                if ins.target is not None or ins.op in _ENDS:
+                    return None
+                self.step(ins, trial, [])  # type: ignore[attr-defined]
+                if len(trial) < len(stack):
+                    same = len(trial) == len(stack) - 1 and all(a is b for a, b in zip(trial, stack))
+                    return k + 1 if same else None
+        except (StructureError, IndexError):
+            return None
+        finally:
+            self.restore_state(saved)  # type: ignore[attr-defined]
+        return None
+
+    def _popping_break_target(self, exit_block: Block, body: FrozenSet[Block],
+                              stack: List[Any]) -> Optional[Block]:
+        """Where a ``for`` loop's ``break`` path goes when it holds statements of the body.
+
+        The ``break`` at the end of ``if c: x = 1; break`` shares its block with ``x = 1``:
+        ``x = 1; POP_TOP (the iterator); JUMP follow`` (≤3.9, 3.11).  That block is an exit of
+        the natural loop, but the follow is its jump target, and ``x = 1`` belongs in the
+        body.  ``None`` when the block is no such path.
+        """
+        if any(p not in body for p in exit_block.preds) or exit_block.last.op != "JUMP":
+            return None
+        target = exit_block.jump
+        if target is None or target in body or target is exit_block:
+            return None
+        if self._iterator_pop(exit_block, stack) != len(exit_block.instrs) - 1:
+            return None
+        return target
+
+    def _break_copies(self, body: FrozenSet[Block], normal: Optional[Block],
+                      stack: List[Any]) -> Dict[Block, int]:
+        """``break`` paths of a ``for`` loop that pop the iterator and then run a copy of the
+        code after the loop: {block: index just past the iterator's ``POP_TOP``}.
+
+        3.12+ copies a short ending into every path that reaches it: in an ``except`` clause
+        ``if c: x = m; break`` becomes ``x = m; POP_TOP; POP_EXCEPT; JUMP after`` next to the
+        normal exit's ``POP_EXCEPT; JUMP after`` (3.13), or ``...; POP_TOP; LOAD_FAST x;
+        RETURN_VALUE`` next to the exit's ``LOAD_FAST x; RETURN_VALUE``.  Such a copy is where
+        ``break`` goes, so the loop's follow is the normal exit; the copy must match it
+        instruction for instruction (arguments and exception handlers too).
+        """
+        cuts: Dict[Block, int] = {}
+        if normal is None:
+            return cuts
+        wanted = tail_code(normal, 0)
+        if wanted is None:
+            return cuts
+        chain = self.handler_chain  # type: ignore[attr-defined]
+        for b in {s for x in body for s in x.succs if s not in body and s is not normal}:
+            # (a path leaving a try/with inside the body unwinds it first: not a plain break)
+            if any(p not in body or chain(p) != chain(b) for p in b.preds):
+                continue
+            k = self._iterator_pop(b, stack)
+            if k is not None and tail_code(b, k) == wanted:
+                cuts[b] = k
+        return cuts
+
+    def _body_code_exits(self, exits: Set[Block], body: FrozenSet[Block], normal: Optional[Block],
+                         stack: List[Any]) -> Tuple[Set[Block], Set[Block]]:
+        """Exits of a ``for`` loop's natural body that are body code: (those exits, where their
+        ``break`` paths jump).
+
+        ``if m is not None: if a and b: raise E; break`` never goes back to the header, so the
+        natural loop leaves those tests out; but every way through them raises, returns or
+        pops the iterator and jumps out (a ``break``), and they are entered only from the body.
+        """
+        absorbed: Set[Block] = set()
+        targets: Set[Block] = set()
+        for e in exits:
+            if e is normal:
+                continue
+            region: Set[Block] = set()
+            jumps: Set[Block] = set()
+            work = [e]
+            ok = True
+            while work and ok:
+                b = work.pop()
+                if b in region:
+                    continue
+                if b in body or b is normal or len(region) >= 64:
+                    ok = False
+                    break
+                region.add(b)
+                if not b.succs and b.last.op in _ENDS:
+                    continue
+                if b.last.op == "JUMP" and b.jump is not None and b.jump not in body \
+                        and self._iterator_pop(b, stack) == len(b.instrs) - 1:
+                    jumps.add(b.jump)
+                    continue
+                work.extend(b.succs)
+            if ok and jumps and all(p in body or p in region for b in region for p in b.preds):
+                absorbed.add(e)
+                targets |= jumps
+        return absorbed, targets
+
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
-                body: FrozenSet[Block] = frozenset(), pops_iterator: bool = False) -> Optional[Block]:
+                body: FrozenSet[Block] = frozenset(),
+                for_stack: Optional[List[Any]] = None) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)
         if body:
             resolved = set()
             for b in breaks:
-                target = self._leave_target(b, body, normal, pops_iterator)
+                target = self._leave_target(b, body, normal)
+                if target is None and for_stack is not None:
+                    target = self._popping_break_target(b, body, for_stack)
                 resolved.add(b if target is None else target)
             breaks = resolved - {normal} if normal is not None else resolved
         if not breaks:
@@ -260,22 +369,35 @@ class LoopBuilder:
         if not isinstance(it, M.Iterator):
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
-        follow = self._follow(exits, normal, ctx, body, pops_iterator=True)
+        inner, inner_targets = self._body_code_exits(exits, body, normal, stack)
+        if inner:
+            follow = self._follow(exits - inner, normal, ctx, body, stack)
+            if inner_targets <= {follow}:
+                exits = exits - inner
+        cuts = self._break_copies(body, normal, stack)
+        follow = self._follow(exits - set(cuts), normal, ctx, body, stack)
+        if follow is not normal:
+            cuts = {}  # (the copies would be read as the else clause's code, inside the body)
+            follow = self._follow(exits, normal, ctx, body, stack)
         after_stack = stack[:-1]
         self.active_loops.add(header)
+        for b, k in cuts.items():
+            self.break_cuts[b] = (k, follow)
         try:
             body_s, _, _ = self.walk(header.fallthrough, stack + [M.NextValue(it)],
                                      self._loop_ctx(ctx, header, header, follow, body), frozenset())
         finally:
             self.active_loops.discard(header)
+            for b in cuts:
+                del self.break_cuts[b]
         if not body_s or not isinstance(body_s[0], ast.Assign) \
                 or not isinstance(body_s[0].value, M.NextValue) or len(body_s[0].targets) != 1:
             raise StructureError("for loop without a target assignment")
         target = body_s[0].targets[0]
         body_s = strip_trailing_continue(body_s[1:]) or [ast.Pass()]
-        # The else clause runs with the iterator gone: values it leaves on the stack sit where
-        # the iterator was, above what the enclosing statements own (a store in the clause
-        # must still see them, e.g. ``a, b = f(b), g(b)``).
+        # The else clause runs with the iterator gone: its first value sits where the iterator
+        # was, above what the loop statement must leave alone (or a store in the clause would
+        # not save a value it changes: ``else: a, x = x[:i], x[i:]``).
         saved_floor = self.floor
         self.floor = min(saved_floor, len(after_stack))
         try:
@@ -292,9 +414,11 @@ class LoopBuilder:
             after_stack[-1] = comp
             return after_stack, follow
         self.emit(out, node, after_stack)
-        if follow is not None and follow is not normal and follow.instrs[0].op == "POP_TOP":
+        if follow is not None and follow is not normal and (
+                follow.instrs[0].op == "POP_TOP" or (follow.preds and all(p in body for p in follow.preds))):
             # 3.12+ may merge the code after the loop into the ``break`` path, which still
-            # holds the iterator and pops it first.
+            # holds the iterator and pops it first, or after statements of its own (a path
+            # entered only from the body has not popped it: only FOR_ITER's exit has).
             return after_stack + [it], follow
         return after_stack, follow
 

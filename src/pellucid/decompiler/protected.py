@@ -9,13 +9,14 @@ The handler's code is decompiled like any other code (its exception-match tests 
 over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except`` clauses.
 """
 import ast
+import copy
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 
-from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise
+from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
 from pellucid.decompiler.structure import Ctx
 
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
@@ -434,35 +435,42 @@ class ProtectedBuilder:
             finally:
                 self.floor = saved_floor
             if not _starts_with(rest, final):
+                rest = _drop_returns_before_same(rest if rest_stack is not None else _split_tail_return(rest))
+            if not _starts_with(rest, final):
                 rest = _factor_terminal_tail(rest)
             if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
-        after = self._try_follow(exit_block, hblock)
+        after, copies = self._try_follow(exit_block, hblock)
         loop = ctx.loop
         if loop is not None and exit_block is not None and after in (loop.cont, loop.header, loop.brk):
             # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
             # only around the loop; where the clauses go on is the statement's follow.
-            only = self._try_follow(None, hblock)
+            only, only_copies = self._try_follow(None, hblock)
             if only is not None and only not in (after, loop.cont, loop.header, loop.brk):
-                after = only
-        hstop = stop | {after} if after is not None else stop
+                after, copies = only, only_copies
+        hstop = (stop | {after} if after is not None else stop) | frozenset(copies)
         if ctx.exc is not None:
             # An except clause nested in another ``try`` may run off that try's end (≤3.10
             # pops its block first): the clause ends there, where the statement goes on.
             hstop = hstop | self._region_leaves(ctx)
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
+        if copies and any(st is not None and not _same_stack(st, stack) for st in (body_stack, hstack)):
+            # The copies run the same instructions on what each path left on the stack (each
+            # path's own return value): the same code, but not the same statement.
+            raise StructureError("paths end in copies of one exit holding different values")
         if after is None and hstack is not None and hend is not None and exit_block is None:
             # the clauses' way on found by walking them: off the end of an enclosing try
             after = hend
-        if hstack is not None and hend is not after:
+        if hstack is not None and hend is not after and hend not in copies:
             raise StructureError("an except clause goes on where the try statement does not")
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers)
         orelse: List[ast.stmt] = []
+        else_stack: Optional[List[Any]] = None
         if exit_block is not None and exit_block is not after:
             orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx, hstop)
             jump = self.loop_jump(else_end, ctx) if else_stack is not None and else_end is not None \
@@ -477,6 +485,18 @@ class ProtectedBuilder:
         if trailing is not None:
             # Clauses ran into a copy of the code after the try (CPython duplicates small exit
             # blocks); it runs after the clause ends, so it goes after the statement.
+            if orelse and [ast.dump(x) for x in orelse] == [ast.dump(x) for x in trailing] \
+                    and (else_stack is None or (hstack is not None and _same_stack(hstack, else_stack))):
+                # The body's normal exit runs its own copy of that code (3.10+ copies a short
+                # ending, such as an enclosing clause's ``POP_EXCEPT; return x`` or its
+                # ``POP_EXCEPT; JUMP``, into every path): both paths go on with the same code
+                # (and, when it falls through, both reach ``after``: checked above).
+                node.orelse = []
+                self.emit(out, node, stack)
+                out.extend(trailing)
+                if else_stack is None:
+                    return None, None
+                return list(else_stack), after
             if after is not None:
                 cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
                 if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
@@ -499,10 +519,11 @@ class ProtectedBuilder:
                          if s not in region and ctx.exc not in self.handler_chain(s)
                          and not self.inert_exit(s, ctx))
 
-    def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Optional[Block]:
+    def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Tuple[Optional[Block], List[Block]]:
         """Where a try/except statement continues: the meeting point of the body's normal exit
         and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
-        which is why a post-dominator of the handler is no answer."""
+        which is why a post-dominator of the handler is no answer.  Also the blocks that are
+        copies of that point (where clauses go on with the same code)."""
         exits: List[Block] = []
         seen = set()
         work = [hblock]
@@ -519,7 +540,7 @@ class ProtectedBuilder:
             work.extend(b.succs)
         points = ([exit_block] if exit_block is not None else []) + exits
         if not points:
-            return None
+            return None, []
         after: Optional[Block] = points[0]
         for p in points[1:]:
             if after is None:
@@ -527,7 +548,14 @@ class ProtectedBuilder:
             after = self.cfg.common_pdom(after, p)
         if after is None and exit_block is not None and not exits:
             after = exit_block
-        return after
+        if after is None and len(points) > 1:
+            # The paths never meet because CPython gave each its own copy of the code after
+            # the statement (3.10+: a short ``return`` after an inner try in a try body): the
+            # first is where the statement continues, the others are the same code.
+            code = tail_code(points[0])
+            if code is not None and all(tail_code(p) == code for p in points[1:]):
+                return points[0], [p for p in points[1:] if p is not points[0]]
+        return after, []
 
     def _trailing_breaks(self, handlers: List[ast.ExceptHandler], stack: List[Any], ctx: Ctx) -> None:
         """Clauses that end in a copy of the code after the enclosing loop end in ``break``.
@@ -724,6 +752,8 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
     """Code that behaves the same before or after the exception state is popped."""
     for st in stmts:
         for node in ast.walk(st):
+            if isinstance(node, (PopExcept, Reraise)):
+                return False  # an enclosing clause's end (3.10+ copies it into every path)
             if isinstance(node, (ast.Call, ast.Yield, ast.YieldFrom, ast.Await, ast.Attribute,
                                  ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare)):
                 return False
@@ -735,6 +765,11 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
                                                                       ast.Pass)):
                 return False
     return True
+
+
+def _same_stack(a: List[Any], b: List[Any]) -> bool:
+    """The same values, slot for slot."""
+    return len(a) == len(b) and all(x is y or same_expr(x, y) for x, y in zip(a, b))
 
 
 def _is_pass_body(stmts: List[ast.stmt]) -> bool:
@@ -814,6 +849,81 @@ def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
     if len(prefix) == 1 and isinstance(prefix[0], ast.Pass):
         return True
     return [ast.dump(s) for s in stmts[:len(prefix)]] == [ast.dump(s) for s in prefix]
+
+
+def _drop_returns_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``with m: ...; return None`` followed by ``return None`` -> ``with m: ...`` then the
+    return (likewise for the branches of an ``if`` and the body and clauses of a ``try``).  The normal-path copy of a ``finally`` body
+    that ends the function absorbs the final return into its blocks; leaving the block runs the
+    same ``__exit__`` before the same return, and a constant is the same before or after it."""
+    out = list(stmts)
+    for i in range(len(out) - 1):
+        after = out[i + 1]
+        if isinstance(after, ast.Return) and (after.value is None or isinstance(after.value, ast.Constant)):
+            out[i] = _without_tail_return(out[i], ast.dump(after))
+    return out
+
+
+def _split_tail_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """For statements that end the function: a last statement with a constant ``return`` at the
+    end of its blocks is that statement followed by the return (then dropped from the blocks by
+    :func:`_drop_returns_before_same`).  Blocks that do not end in it end some other way, since
+    nothing follows."""
+    if not stmts:
+        return stmts
+    ret = _tail_return(stmts[-1])
+    if ret is None or isinstance(stmts[-1], ast.Return):
+        return stmts
+    return stmts + [ret]
+
+
+def _tail_return(stmt: ast.stmt) -> Optional[ast.Return]:
+    if isinstance(stmt, ast.Return):
+        return stmt if stmt.value is None or isinstance(stmt.value, ast.Constant) else None
+    blocks: List[List[ast.stmt]] = []
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        blocks = [stmt.body]
+    elif isinstance(stmt, ast.If):
+        blocks = [stmt.body, stmt.orelse]
+    elif isinstance(stmt, ast.Try) and not stmt.orelse:
+        blocks = [stmt.body] + [h.body for h in stmt.handlers]
+    for b in blocks:
+        if b:
+            found = _tail_return(b[-1])
+            if found is not None:
+                return found
+    return None
+
+
+def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
+    def block(body: List[ast.stmt]) -> List[ast.stmt]:
+        if body and ast.dump(body[-1]) == ret:
+            return body[:-1] or [ast.Pass()]
+        if body:
+            return body[:-1] + [_without_tail_return(body[-1], ret)]
+        return body
+
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        new = copy.copy(stmt)
+        new.body = block(stmt.body)
+        return new
+    if isinstance(stmt, ast.If):
+        new_if = copy.copy(stmt)
+        new_if.body = block(stmt.body)
+        new_if.orelse = block(stmt.orelse)
+        return new_if
+    if isinstance(stmt, ast.Try) and not stmt.orelse:
+        # a return in the body (or a clause) runs the `finally` block, then returns; falling
+        # out of the statement runs it too and reaches the same return
+        new_try = copy.copy(stmt)
+        new_try.body = block(stmt.body)
+        new_try.handlers = []
+        for h in stmt.handlers:
+            new_h = copy.copy(h)
+            new_h.body = block(h.body)
+            new_try.handlers.append(new_h)
+        return new_try
+    return stmt
 
 
 def _fold_spilled_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
@@ -904,8 +1014,8 @@ def _unwind_enclosing_clauses(rest: List[ast.stmt]) -> List[ast.stmt]:
                          and isinstance(st.targets[0], ast.Name)):
             break
         k += 1
-    if last < 0:
-        return rest
+    if last < 0 or k >= len(rest) or not isinstance(rest[k], (ast.Return, ast.Break, ast.Continue)):
+        return rest  # (3.12+ also copies an enclosing clause's plain end: POP_EXCEPT, jump on)
     rest = rest[last + 1:]
     # the outermost clause's ``as`` name clean-up, which follows its POP_EXCEPT
     if len(rest) >= 2 and isinstance(rest[0], ast.Assign) and isinstance(rest[0].targets[0], ast.Name) \

@@ -7,6 +7,7 @@ clause's ``as`` binding, a loop target) are emitted as assignments from those ma
 """
 import ast
 import copy
+import sys
 import types
 from typing import Any, List, Optional
 
@@ -14,6 +15,8 @@ from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, instruction_positions
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+
+PY = sys.version_info[:2]
 
 BINOPS = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "@": ast.MatMult, "/": ast.Div, "//": ast.FloorDiv,
@@ -106,6 +109,10 @@ class PopExcept(ast.AST):
 def _no_args() -> ast.arguments:
     return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                          kwarg=None, defaults=[])
+
+
+def _is_none(v: Any) -> bool:
+    return isinstance(v, ast.Constant) and v.value is None
 
 
 def name_load(name: str) -> ast.Name:
@@ -245,6 +252,11 @@ class StackMachine:
     op_LOAD_NAME = op_LOAD_DEREF = op_LOAD_CLASSDEREF = op_LOAD_FAST
 
     def op_LOAD_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg == "AssertionError" and arg in self.local_names and PY < (3, 9):
+            # 3.8's ``assert`` loads the global AssertionError even where a local of that name
+            # exists; only an ``assert`` statement says that (``global`` would clash with it)
+            self.op_LOAD_ASSERTION_ERROR(None, stack, out, ins)
+            return
         if arg in self.local_names:
             self.globals_.add(arg)
         stack.append(name_load(arg))
@@ -377,7 +389,25 @@ class StackMachine:
             del stack[len(stack) - arg:]
             stack.append(M.Marker(("closure_tuple", [x.value[1] for x in items])))
             return
+        if arg == 3 and isinstance(items[2], M.FunctionStub) and isinstance(items[0], ast.Constant) \
+                and items[2].value.co_name == items[0].value and _is_none(items[1]):
+            # (name, type params, value function): the operand of 3.12's INTRINSIC_TYPEALIAS;
+            # a function other than a lambda is never a value in source otherwise
+            del stack[len(stack) - arg:]
+            stack.append(M.Marker(("type_alias_operand", items[0].value, items[2])))
+            return
         stack.append(ast.Tuple(self._pop_n(stack, arg), ast.Load()))
+
+    def op_TYPE_ALIAS(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        operand = stack.pop()
+        if not (isinstance(operand, M.Marker) and isinstance(operand.value, tuple)
+                and operand.value[0] == "type_alias_operand"):
+            raise StructureError("INTRINSIC_TYPEALIAS of an unexpected operand")
+        _, name, stub = operand.value
+        body = self.nested_body(stub.value)  # type: ignore[attr-defined]  # (FunctionBuilder)
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            raise StructureError("type alias value is not a single expression")
+        stack.append(M.Marker(("type_alias", name, body[0].value)))
 
     def op_BUILD_LIST(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         stack.append(ast.List(self._pop_n(stack, arg), ast.Load()))
@@ -752,8 +782,9 @@ class StackMachine:
         if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
             return None
         value = stack[-1]
-        if isinstance(value, M.Marker):
-            return None
+        if isinstance(value, M.Marker) and not (isinstance(value, M.FunctionStub)
+                                                and value.value.co_name == "<lambda>"):
+            return None  # (a lambda annotates too: it is an expression)
         ann = self.value(value)
         if self.code.co_flags & 0x1000000:  # ``from __future__ import annotations``: stored as text
             if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):

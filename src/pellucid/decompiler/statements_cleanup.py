@@ -22,6 +22,17 @@ class _Asserts(ast.NodeTransformer):
         return ast.Assert(negate(node.test), msg)  # type: ignore[arg-type]
 
 
+class _FailedAsserts(ast.NodeTransformer):
+    """A raise of the builtin AssertionError left over (``assert <false constant>`` has no
+    condition to test) is ``assert False``: a ``raise AssertionError`` would look the name up."""
+
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:
+        msg = _assertion_message(node.exc)
+        if msg is False or node.cause is not None:
+            return node
+        return ast.Assert(ast.Constant(False), msg)  # type: ignore[arg-type]
+
+
 def _assertion_message(exc: Optional[ast.expr]) -> object:
     """The message of an AssertionError raised by ``assert`` (None if none); False otherwise."""
     if isinstance(exc, ast.Name) and getattr(exc, "_assertion", False):
@@ -40,4 +51,4 @@ def tidy(tree: ast.AST) -> ast.AST:
     >>> ast.unparse(tidy(t)) if hasattr(ast, 'unparse') else 'if not x:\\n    raise AssertionError'
     'if not x:\\n    raise AssertionError'
     """
-    return _Asserts().visit(tree)
+    return _FailedAsserts().visit(_Asserts().visit(tree))

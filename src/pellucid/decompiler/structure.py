@@ -190,6 +190,14 @@ def boolop(kind: type, a: ast.expr, b: ast.expr) -> ast.expr:
     return ast.BoolOp(kind(), merged)
 
 
+def _grouped(e: ast.expr) -> ast.expr:
+    """``e`` as one operand: a nested ``and``/``or`` of the same kind must not be flattened into
+    the enclosing one (``a or (b or c)`` short-circuits as ``a or b or c``, but keep the shape)."""
+    if isinstance(e, ast.BoolOp):
+        e._paren = True  # type: ignore[attr-defined]
+    return e
+
+
 def _merge_chained(values: List[ast.expr]) -> List[ast.expr]:
     """``a < b and b < c`` where both ``b`` are one evaluation -> ``a < b < c``."""
     out: List[ast.expr] = []
@@ -208,6 +216,7 @@ class Structurer:
 
     floor = 0
     outer_floor = 0
+    break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
              first: Optional[Block] = None) -> WalkResult:
@@ -295,6 +304,14 @@ class Structurer:
     # one block ---------------------------------------------------------------------------------
     def run_block(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                   out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
+        cut = self.break_cuts.get(block)
+        if cut is not None:
+            # a ``break`` path holding a copy of the code after the loop (see loops.py): run
+            # up to the iterator's pop, then go where the loop's ``break`` goes
+            k, target = cut
+            for ins in block.instrs[:k]:
+                self.step(ins, stack, out)
+            return stack, target
         for k, ins in enumerate(block.instrs[:-1]):
             if ins.op in _CASE_START:
                 m = self.try_match(block, k, stack, ctx, stop, out)  # type: ignore[attr-defined]
@@ -332,10 +349,14 @@ class Structurer:
             return ast.Compare(v, [ast.Is()], [none]), jump, fall
         return ast.Compare(v, [ast.IsNot()], [none]), jump, fall
 
-    def _condition_only(self, block: Block, pred: Block, stack: List[Any]) -> Optional[Tuple[ast.expr, Block, Block, List[Any]]]:
-        """If ``block`` just computes another condition (no statements), that condition."""
-        if block.preds != [pred] or block.last.op not in POP_JUMPS or block in self.active_loops \
-                or self.cfg.is_loop_header(block) or block.handler != pred.handler:
+    def _condition_only(self, block: Block, chain: FrozenSet[Block], stack: List[Any]) -> Optional[Tuple[ast.expr, Block, Block, List[Any]]]:
+        """If ``block`` just computes another condition (no statements), that condition.
+
+        ``chain``: the blocks of the condition folded so far; ``block`` must be entered only
+        from them (so only where that condition sends it), in their exception region."""
+        if not block.preds or not set(block.preds) <= chain or block.last.op not in POP_JUMPS \
+                or block in self.active_loops or self.cfg.is_loop_header(block) \
+                or any(block.handler != p.handler for p in block.preds):
             return None
         trial = list(stack)
         sink: List[ast.stmt] = []
@@ -344,8 +365,7 @@ class Structurer:
                 self.step(ins, trial, sink)
             if sink:
                 return None
-            # (itself folded: ``a or (b and c)`` folds ``b and c`` first)
-            e, t, f, trial = self.compound_condition(block, trial)
+            e, t, f = self.branch_condition(block, trial)
         except StructureError:
             return None
         return e, t, f, trial
@@ -367,41 +387,91 @@ class Structurer:
         jump on, as chained comparisons leave); a trampoline is only bypassed where folding
         needed it, since elsewhere its pop is real.
         """
+        cond, t, f, stack, _ = self._fold_condition(block, stack)
+        return cond, t, f, stack
+
+    def _sub_condition(self, block: Block, chain: FrozenSet[Block], stack: List[Any]) -> Optional[Tuple[ast.expr, Block, Block, List[Any], FrozenSet[Block]]]:
+        """If ``block`` starts a whole ``and``/``or`` of its own (no statements), entered only
+        from ``chain``: that condition, its targets, the stack after it and its blocks."""
+        if not block.preds or not set(block.preds) <= chain or block.last.op not in POP_JUMPS \
+                or block in self.active_loops or self.cfg.is_loop_header(block) \
+                or any(block.handler != p.handler for p in block.preds):
+            return None
+        trial = list(stack)
+        sink: List[ast.stmt] = []
+        try:
+            for ins in block.instrs[:-1]:
+                self.step(ins, trial, sink)
+            if sink:
+                return None
+            return self._fold_condition(block, trial, through_jumps=True)
+        except (StructureError, IndexError):
+            return None
+
+    def _through_jumps(self, block: Block) -> Block:
+        """Past blocks that only jump (3.12+ gives each ``continue`` of a condition its own)."""
+        for _ in range(16):
+            if len(block.instrs) != 1 or block.last.op != "JUMP" or block.jump is None \
+                    or block.jump is block:
+                break
+            block = block.jump
+        return self._skip_trampoline(block)
+
+    def _fold_condition(self, block: Block, stack: List[Any], through_jumps: bool = False
+                        ) -> Tuple[ast.expr, Block, Block, List[Any], FrozenSet[Block]]:
+        """``compound_condition``, also returning the blocks the condition spans.
+
+        A block joins the condition when it computes one more test (no statements) and is
+        entered only from the condition's blocks so far: it runs exactly when the condition
+        reaches it, so ``cond and x`` / ``cond or x`` (when the other targets agree) is exact.
+        That covers groups on either side: ``a or (b and c)``, ``(a and b) or c``.
+        """
         cond, t, f = self.branch_condition(block, stack)
-        last = block
-        trampoline = self._skip_trampoline
-
-        def skip(b: Block) -> Any:
-            # Targets compare by identity, or as equal copies (3.12+ copies a comprehension's
-            # append into each way its ``or`` condition holds): the first copy stands for both.
-            b = trampoline(b)
-            for seen in copies:
-                if seen is b or same_code(seen, b):
-                    return seen
-            copies.append(b)
-            return b
-
-        copies: List[Block] = []
+        chain = frozenset([block])
+        # Inside a nested group, and when matching one, targets that only jump on to the same
+        # place are the same target; elsewhere that is left to the loop/if builders.
+        skip = self._through_jumps if through_jumps else self._skip_trampoline
+        jskip = self._through_jumps
         while True:
-            y = self._condition_only(t, last, stack)
+            y = self._condition_only(t, chain, stack)
             if y is not None:
                 e2, t2, f2, st = y
                 if skip(f2) is skip(f):
-                    cond, t, f, stack, last = boolop(ast.And, cond, e2), t2, (f2 if f2 is f else skip(f)), st, t
+                    cond, t, f, stack, chain = boolop(ast.And, cond, e2), t2, (f2 if f2 is f else skip(f)), st, chain | {t}
                     continue
                 if skip(t2) is skip(f):
-                    cond, t, f, stack, last = boolop(ast.And, cond, negate(e2)), f2, (t2 if t2 is f else skip(f)), st, t
+                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(e2)), f2, (t2 if t2 is f else skip(f)), st, chain | {t}
                     continue
-            y = self._condition_only(f, last, stack)
+            y = self._condition_only(f, chain, stack)
             if y is not None:
                 e2, t2, f2, st = y
                 if skip(t2) is skip(t):
-                    cond, t, f, stack, last = boolop(ast.Or, cond, e2), (t2 if t2 is t else skip(t)), f2, st, f
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, e2), (t2 if t2 is t else skip(t)), f2, st, chain | {f}
                     continue
                 if skip(f2) is skip(t):
-                    cond, t, f, stack, last = boolop(ast.Or, cond, negate(e2)), (f2 if f2 is t else skip(t)), t2, st, f
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(e2)), (f2 if f2 is t else skip(t)), t2, st, chain | {f}
                     continue
-            return cond, t, f, stack
+            # One arm is a whole ``and``/``or`` of its own: ``a or (b and c)``, ``a and (b or c)``
+            # (both ways the group ends where ``a`` jumps to).
+            z = self._sub_condition(t, chain, stack)
+            if z is not None:
+                e2, t2, f2, st, sub = z
+                if jskip(f2) is jskip(f):
+                    cond, t, f, stack, chain = boolop(ast.And, cond, _grouped(e2)), t2, (f2 if f2 is f else jskip(f)), st, chain | sub
+                    continue
+                if jskip(t2) is jskip(f):
+                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(_grouped(e2))), f2, (t2 if t2 is f else jskip(f)), st, chain | sub
+                    continue
+            z = self._sub_condition(f, chain, stack)
+            if z is not None:
+                e2, t2, f2, st, sub = z
+                if jskip(t2) is jskip(t):
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, _grouped(e2)), (t2 if t2 is t else jskip(t)), f2, st, chain | sub
+                    continue
+                if jskip(f2) is jskip(t):
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(_grouped(e2))), (f2 if f2 is t else jskip(t)), t2, st, chain | sub
+                    continue
+            return cond, t, f, stack, chain
 
     def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:

@@ -73,6 +73,9 @@ class Capturer:
         self.capture = Capture(files.dump_dir)
         self.graph_sources: Dict[str, List[Tuple[str, str]]] = {}  # compile id -> [(stage, text)]
         self.globals_of: Dict[int, Dict[str, Any]] = {}  # id(original code) -> frame globals
+        #: id(original code) -> the closure of the frame Dynamo compiled (read from ``_compile``'s
+        #: arguments, so writing the dump needs no garbage-collector scan for the function)
+        self.closures_of: Dict[int, Optional[Tuple[Any, ...]]] = {}
         self._lock = threading.RLock()
         self._undo: List[Callable[[], None]] = []
         self._warned: set = set()
@@ -138,9 +141,11 @@ class Capturer:
         with self._lock:
             frame = self.frame_for(original)
             compile_id = self._current_compile_id() or "?/%d" % len(frame.transforms)
-            fn_globals = _frame_globals(original)
+            fn_globals, closure = _frame_context(original)
             if fn_globals is not None:
                 self.globals_of[id(original)] = fn_globals
+            if closure is not _UNKNOWN:
+                self.closures_of[id(original)] = closure  # type: ignore[assignment]
             # n counts this frame's compilations; another process's file of the same name
             # makes this one ``...for_f.1.py`` (see DumpFiles.claim)
             path = self.files.claim("__transformed_code_%d_for_%s.py"
@@ -264,13 +269,25 @@ class Capturer:
                         seen.add(stage)
 
 
-def _frame_globals(code: types.CodeType) -> Optional[Dict[str, Any]]:
-    """The globals of the frame Dynamo is compiling (``_compile``'s ``globals`` argument)."""
+#: ``_frame_context``'s closure when this torch's ``_compile`` does not take the closure
+_UNKNOWN = object()
+
+
+def _frame_context(code: types.CodeType) -> Tuple[Optional[Dict[str, Any]], object]:
+    """The globals and closure of the frame Dynamo is compiling (``_compile``'s ``globals`` and
+    ``closure`` arguments); the closure is ``_UNKNOWN`` when ``_compile`` has no such argument."""
     f = sys._getframe(1)
     while f is not None:
         if f.f_code.co_name == "_compile" and f.f_locals.get("code") is code:
-            g = f.f_locals.get("globals")
-            if isinstance(g, dict):
-                return g
+            f_locals = f.f_locals
+            g = f_locals.get("globals")
+            closure: object = _UNKNOWN
+            cells = f_locals.get("closure", _UNKNOWN)
+            if cells is None or isinstance(cells, tuple):
+                # no free variables: None, as FunctionType() and ``__closure__`` spell it
+                closure = tuple(cells) if code.co_freevars and cells else None
+                if code.co_freevars and (closure is None or len(closure) != len(code.co_freevars)):
+                    closure = _UNKNOWN  # not the layout the code needs: let the dump look it up
+            return (g if isinstance(g, dict) else None), closure
         f = f.f_back
-    return None
+    return None, _UNKNOWN

@@ -15,7 +15,7 @@ dump's ``_pellucid_runtime`` helper module), calling ``f`` gives what the compil
 """
 import os
 import types
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.dynamo.dump_runtime import RUNTIME_MODULE, closure_of
 from pellucid.dynamo.model import CompiledFrame
@@ -62,10 +62,12 @@ def _ident(name: str) -> str:
 
 
 def render(path: str, root: str, frames: List[CompiledFrame],
-           globals_of: Dict[int, Dict[str, Any]]) -> Tuple[str, Dict[str, Any]]:
+           globals_of: Dict[int, Dict[str, Any]],
+           closures_of: Optional[Dict[int, Optional[Tuple[Any, ...]]]] = None) -> Tuple[str, Dict[str, Any]]:
     """Source of ``full_code_for_<root>.py`` and the live objects to register for it.
 
-    ``frames``: the user function first, then its resume functions.
+    ``frames``: the user function first, then its resume functions.  ``closures_of`` (by
+    ``id`` of a frame's code) holds closures already known; the others are looked up live.
     """
     base = os.path.basename(path)
     registry: Dict[str, Any] = {}
@@ -83,8 +85,12 @@ def render(path: str, root: str, frames: List[CompiledFrame],
     for frame in frames:
         fid = _ident(frame.name)
         fn_globals = globals_of.get(id(frame.code), {})
+        if closures_of is not None and id(frame.code) in closures_of:
+            closure = closures_of[id(frame.code)]
+        else:
+            closure = closure_of(frame.code)  # a scan of the garbage collector's objects
         registry["%s:%s:globals" % (base, fid)] = fn_globals
-        registry["%s:%s:original" % (base, fid)] = (frame.code, fn_globals, closure_of(frame.code))
+        registry["%s:%s:original" % (base, fid)] = (frame.code, fn_globals, closure)
         params, call, arg_names = _signature(frame.code)
         kind = "resume function" if frame.name != frame.root else "function"
         out += ["", "# " + "=" * 94,
@@ -114,7 +120,7 @@ def render(path: str, root: str, frames: List[CompiledFrame],
                 test = None
             if code_file is not None:
                 runs = t.replacement if t.replacement is not None else t.transformed
-                registry[code_file] = (runs, fn_globals, closure_of(frame.code))
+                registry[code_file] = (runs, fn_globals, closure)
                 out.append("%s = _rt.function(__file__, %r)" % (tname, code_file))
             else:
                 out.append("%s = None  # no transformed code was captured for this entry" % tname)

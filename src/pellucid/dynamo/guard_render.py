@@ -203,6 +203,8 @@ def _one_line(text: str) -> str:
 
 def _negate(expr: str) -> Optional[str]:
     """``X`` when ``expr`` is ``not X``, so the check reads ``if X: return False``."""
+    if not expr.startswith("not "):
+        return None  # the answer below too; most checks end here, without a parse
     import ast
     try:
         node = ast.parse(expr, mode="eval").body
@@ -553,7 +555,9 @@ class _Renderer(object):
         from pellucid.dynamo import guard_helpers
         body_text = "\n".join(text for text, _ in self.body)
         used = set(self.helpers)
-        used.update(n for n in guard_helpers.__all__ if re.search(r"\b%s\(" % n, body_text))
+        # one pass over the body for every ``name(`` instead of one search per helper
+        called = set(_CALLED_NAME.findall(body_text))
+        used.update(n for n in guard_helpers.__all__ if n in called)
         missing = [n for n in used if n not in guard_helpers.__all__]
         if missing:
             raise UnsupportedGuardError("rendered guard calls unknown helpers %s" % missing)
@@ -589,6 +593,10 @@ class _Renderer(object):
         return RenderedGuard(source=source, namespace=namespace, name=self.name,
                              checks=self.checks, globals_dict=self.tree.globals_dict,
                              tree=self.tree)
+
+
+#: a name followed by ``(``: the same matches as ``\bNAME\(`` for each helper NAME
+_CALLED_NAME = re.compile(r"\b(\w+)\(")
 
 
 def _short_repr(obj: Any, limit: int = 100) -> str:

@@ -24,6 +24,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from pellucid.dynamo.comment_scan import UNSURE, comment_start
+
 __all__ = [
     "UnsupportedGuardError", "CodePart", "LeafCheck", "DictInfo", "SourceNode", "RelationalCheck",
     "GuardTree", "read_guard_tree", "split_code_part", "iter_nodes",
@@ -153,25 +155,20 @@ _LOCATION = re.compile(r"^(?P<loc>\S+:\d+ in \S+)(?P<rest>.*)$")
 def split_code_part(text: str) -> CodePart:
     """Split one verbose code part into the check and the comment Dynamo appended.
 
-    The comment is found with the tokenizer, so a ``#`` inside a string key stays in the code.
+    The comment is where the tokenizer finds it, so a ``#`` inside a string key stays in the
+    code (:mod:`pellucid.dynamo.comment_scan` gives the same answer for plain lines, faster).
 
     >>> p = split_code_part("L['n'] == 3     # b = y + n  # t.py:11 in f")
     >>> p.code, p.user_line, p.location
     ("L['n'] == 3", 'b = y + n', 't.py:11 in f')
     """
-    code, comment = text, ""
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT:
-                col = tok.start[1]
-                code, comment = text[:col], text[col:]
-                break
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        # not Python (e.g. "___check_type_id(...), type=<class 'dict'>"): fall back to the
-        # first "  # " which is where get_verbose_code_part puts the comment
-        at = text.find("  # ")
-        if at >= 0:
-            code, comment = text[:at], text[at:]
+    at = comment_start(text)  # the tokenizer's answer for plain lines, much faster
+    if at is UNSURE:
+        code, comment = split_comment_by_tokens(text)
+    elif at is None:
+        code, comment = text, ""
+    else:
+        code, comment = text[:at], text[at:]  # type: ignore[misc]
     code = code.rstrip()
     part = CodePart(code=code, comment=comment.strip(), raw=text)
     pieces = [p.strip() for p in re.split(r"\s+#\s", " " + comment.strip()) if p.strip()]
@@ -186,10 +183,43 @@ def split_code_part(text: str) -> CodePart:
     return part
 
 
+def split_comment_by_tokens(text: str) -> Tuple[str, str]:
+    """``(code, comment)`` of one verbose code part, the comment found by the tokenizer."""
+    code, comment = text, ""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                col = tok.start[1]
+                code, comment = text[:col], text[col:]
+                break
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        # not Python (e.g. "___check_type_id(...), type=<class 'dict'>"): fall back to the
+        # first "  # " which is where get_verbose_code_part puts the comment
+        at = text.find("  # ")
+        if at >= 0:
+            code, comment = text[:at], text[at:]
+    return code, comment
+
+
+#: literals whose value needs no parse: a quoted ASCII string without escapes, a decimal int
+_PLAIN_STR = re.compile(r"'[^'\\\x00-\x1f\x7f]*'|\"[^\"\\\x00-\x1f\x7f]*\"")
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_PLAIN_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
 def _literal(text: str) -> Tuple[bool, Any]:
     """(True, value) when ``text`` is a Python literal whose repr reads back the same."""
+    text = text.strip()
+    # the common keys and values of guards, read as literal_eval reads them, without a parse
+    if text.isascii():
+        if _PLAIN_STR.fullmatch(text):
+            return True, text[1:-1]
+        if _PLAIN_INT.fullmatch(text):
+            return True, int(text)
+        if text in _PLAIN_CONSTANTS:
+            return True, _PLAIN_CONSTANTS[text]
     try:
-        value = ast.literal_eval(text.strip())
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False, None
     return True, value
@@ -703,7 +733,11 @@ def _split_call_args(text: str) -> List[str]:
     except SyntaxError:
         return []
     assert isinstance(call, ast.Call)
-    return [ast.get_source_segment("f(%s)" % text, a) or "" for a in call.args]
+    source = "f(%s)" % text
+    if source.isascii() and "\n" not in source and "\r" not in source and "\x0c" not in source:
+        # one line of ASCII: the parser's offsets index the string itself
+        return [source[a.col_offset:a.end_col_offset] for a in call.args]  # type: ignore[misc]
+    return [ast.get_source_segment(source, a) or "" for a in call.args]
 
 
 def _parse_no_hasattr(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bool

@@ -131,7 +131,8 @@ def _fill_entries(frame: CompiledFrame) -> None:
 
 def _write_full_code(capturer: Capturer, files: DumpFiles, root: str, frames: List[CompiledFrame]) -> None:
     path = files.claim("full_code_for_%s.py" % safe_name(root), key="full %s" % root)
-    text, registry = full_code.render(path, root, frames, capturer.globals_of)
+    text, registry = full_code.render(path, root, frames, capturer.globals_of,
+                                     capturer.closures_of)
     for key, value in registry.items():
         dump_runtime.register(files.dump_dir, key, value)
     files.write(path, text)

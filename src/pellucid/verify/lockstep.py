@@ -132,7 +132,10 @@ def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
     if type(p) is tuple:
         if type(t) is not tuple or len(p) != len(t):
             return False
-        return all(_match(x, y, sigma) for x, y in zip(p, t))
+        for x, y in zip(p, t):  # (a loop, not all() over a generator: this is hot)
+            if not (_match(x, y, sigma) if type(x) is tuple else x == y):
+                return False
+        return True
     return p == t
 
 

@@ -209,18 +209,24 @@ def is_list(t: Any) -> bool:
 
 
 def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: set) -> None:
-    if type(term) is not tuple:
-        return
-    if is_list(term):
-        if term in seen:
-            return
-        seen.add(term)
-        out.append(term)
-        for t in heap.get(term, ()):
-            _walk(t, heap, out, seen)
-        return
-    for t in term:
-        _walk(t, heap, out, seen)
+    # Depth first, parents before children, left to right, with an explicit stack: terms are
+    # large and this runs at every effect, so no call per sub-term.
+    todo = [term]
+    pop, push = todo.pop, todo.extend
+    while todo:
+        t = pop()
+        if type(t) is not tuple:
+            continue
+        if len(t) == 3 and t[0] == "list":  # is_list(t)
+            if t in seen:
+                continue
+            seen.add(t)
+            out.append(t)
+            items = heap.get(t)
+            if items:
+                push(reversed(items))
+            continue
+        push(reversed(t))
 
 
 def reachable_lists(roots: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> List[Term]:
@@ -240,21 +246,24 @@ def state_roots(st: MState) -> List[Any]:
 def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> Tuple[Any, ...]:
     """What can be observed of ``terms`` (observed together): each known list becomes its
     contents, numbered by first occurrence so that aliasing is kept; opaque lists stay terms."""
+    if not heap:
+        return tuple(terms)  # no known list: every term is observed as it is
     numbers: Dict[Term, int] = {}
 
+    # (list comprehensions that call snap only on tuples: this runs on every variable at
+    # every effect, and most sub-terms are leaves)
     def snap(t: Any) -> Any:
-        if type(t) is not tuple:
-            return t
-        if is_list(t):
+        if len(t) == 3 and t[0] == "list":  # is_list(t)
             if t not in heap:
                 return t
             if t in numbers:
                 return ("listref", numbers[t])
             numbers[t] = len(numbers)
-            return ("known list", numbers[t], tuple(snap(x) for x in heap[t]))
-        return tuple(snap(x) for x in t)
+            return ("known list", numbers[t],
+                    tuple([snap(x) if type(x) is tuple else x for x in heap[t]]))
+        return tuple([snap(x) if type(x) is tuple else x for x in t])
 
-    return tuple(snap(t) for t in terms)
+    return tuple([snap(t) if type(t) is tuple else t for t in terms])
 
 
 def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
@@ -282,6 +291,8 @@ def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
 def escape_lists(st: MState, roots: Sequence[Any], epoch: int) -> None:
     """User code may now hold the known lists reachable from ``roots``: forget their contents
     and give them canonical names (the same in both programs, whose observations agreed)."""
+    if not st.heap:
+        return  # nothing known to forget
     mapping: Dict[Term, Term] = {}
     for t in reachable_lists(roots, st.heap):
         if t in st.heap:
@@ -294,6 +305,8 @@ def escape_lists(st: MState, roots: Sequence[Any], epoch: int) -> None:
 
 def gc_lists(st: MState) -> None:
     """Drop the contents of known lists nothing refers to any more."""
+    if not st.heap:
+        return
     live = set(reachable_lists(state_roots(st), st.heap))
     for t in [t for t in st.heap if t not in live]:
         del st.heap[t]
@@ -305,6 +318,8 @@ def forget_lists(o: MState, c: MState) -> bool:
     in both -- it is afterwards assumed to -- so this returns False when that is not so."""
     gc_lists(o)
     gc_lists(c)
+    if not o.heap and not c.heap:
+        return True  # nothing known on either side (the checks below find nothing)
     reach_o = set(reachable_lists(state_roots(o), o.heap))
     reach_c = set(reachable_lists(state_roots(c), c.heap))
     for t in set(o.heap) | set(c.heap):

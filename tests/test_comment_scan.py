@@ -1,0 +1,57 @@
+"""The comment scanner gives the tokenizer's split of a guard's text, or declines."""
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from pellucid.dynamo.comment_scan import UNSURE, comment_start
+from pellucid.dynamo.guard_tree import split_code_part, split_comment_by_tokens
+
+# Pieces of Dynamo's guard text and of what could break a naive scanner.
+_PIECES = ["L", "['x']", '["a#b"]', "'", '"', "#", " ", "  # ", "(", ")", "[", "]", "{", "}", ".",
+           "0", "1", "07", "1e5", "0x1f", "1_0", "2j", "==", "!=", "!", "\\", "\n", "\t", "r'a'",
+           "f'{x}'", "'''", "'\\''", "'\\n'", "é", "'é#'", "$", "?", ",", "type=<class 'dict'>",
+           "___check_obj_id", "__dict__", "_modules", "x1", "not ", ":", "\r", "\x00", "'\\\n'"]
+
+
+def _by_scanner(text):
+    at = comment_start(text)
+    if at is UNSURE:
+        return None
+    if at is None:
+        return text, ""
+    return text[:at], text[at:]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+@example("L['n'] == 3     # b = y + n  # t.py:11 in f")
+@example("___check_type_id(L['a'], 1), type=<class 'dict'>  # y = x  # t.py:3 in f")
+@example("L['a#b'] == 3  # x = '#'")
+@example("L['\\'(']  # c")
+@example("f('\\')  # ', x")
+@example("not ___dict_contains('a', L['self'].__dict__)  # if self.a:  # m.py:9 in forward")
+def test_scanner_agrees_with_the_tokenizer(text):
+    got = _by_scanner(text)
+    if got is not None:
+        assert got == split_comment_by_tokens(text), text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("L['n'] == 3  # b = y + n  # t.py:11 in f", 13),
+    ("L['a#b'] == 3", None),
+    ("L['a\\'#'] == 3 # c", 15),
+    ("___check_obj_id(G['m'], 140), type=<class 'module'>  # import m  # t.py:1 in f", 53),
+])
+def test_plain_guard_lines_need_no_tokenizer(text, expected):
+    assert comment_start(text) == expected
+
+
+@pytest.mark.parametrize("text", ["f'{x}' # c", "x = '''a#'''", "1e5 # c", ")a # c", "(a", "a\\\n# c",
+                                  " x # c", "x $ # c"])
+def test_scanner_declines_what_only_the_tokenizer_can_tell(text):
+    assert comment_start(text) is UNSURE
+
+
+def test_split_code_part_uses_the_same_split():
+    part = split_code_part("L['k#'] == 3     # b = y + n  # t.py:11 in f")
+    assert (part.code, part.user_line, part.location) == ("L['k#'] == 3", "b = y + n", "t.py:11 in f")
