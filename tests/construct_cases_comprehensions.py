@@ -216,6 +216,14 @@ def f(xs, k):
     return (x * k for x in xs if x)
 """, [([], 2), ([0, 1, 2], 3), ([1], None)], driver="drive")
 
+# ``a or (b and c)`` as a filter: the nested ``and`` folds first; 3.12+ gives each way the
+# condition fails its own ``continue`` jump (enum.EnumType.__new__ on 3.13).
+case("listcomp_filter_or_of_and", r"""
+def f(order, m, names):
+    tag = lambda o: (o, len(m))  # a cell: on 3.13 the fallback cannot take over
+    return [tag(o) for o in order if o not in m or o in m and o in names]
+""", [([], {}, ()), ([1, 2, 3], {1: 0, 2: 0}, (2,)), ([1, [2]], {1: 0}, ())])
+
 # enum.EnumType.__new__: a filter that is an ``or`` of an ``and`` group (and the other way
 # round); 3.12+ inlines the loop, where each failing test jumps back on its own.
 case("listcomp_filter_with_nested_groups", r"""

@@ -652,6 +652,100 @@ def f(n, stop, log):
     return len(log)
 """, [(0, -1, []), (3, -1, []), (5, 2, [])])
 
+# ≤3.9 puts the statements before a ``break`` in one block with the iterator's pop and the
+# jump: that block is an exit of the loop, and its jump goes to the loop's normal exit (or past
+# an ``else``).  Inside an ``if`` whose merge point is that normal exit (ast.visit_Constant).
+case("for_break_with_code_joins_normal_exit_inside_if", r"""
+def f(xs, d):
+    y = d.get("k")
+    if y is None:
+        for x in xs:
+            if x > 2:
+                y = x * 10
+                break
+    if y is not None:
+        return ("found", y)
+    return "none"
+""", [([1, 5, 7], {}), ([1, 2], {}), ([1, 5], {"k": 3}), ([None], {}), ([], {})])
+
+case("for_else_break_with_code", r"""
+def f(xs):
+    out = []
+    for x in xs:
+        out.append(x)
+        if x < 0:
+            out.append("neg")
+            out.append(-x)
+            break
+    else:
+        out.append("exhausted")
+    out.append("end")
+    return out
+""", [([],), ([1, 2],), ([1, -2, 3],), ([1, None],)])
+
+case("while_break_with_code_joins_normal_exit", r"""
+def f(n, stop):
+    i = 0
+    found = None
+    while i < n:
+        if i == stop:
+            found = i * 2
+            break
+        i += 1
+    return i, found
+""", [(5, 3), (5, 9), (0, 0), ("x", 1)])
+
+# ``while True`` whose breaks have code that branches on the way out (an ``elif`` whose one arm
+# breaks and the other raises): each exit's own code ends where all go on
+# (argparse consume_optional, email.feedparser on 3.13).  The try keeps the <=3.10 fallback out.
+case("while_true_breaks_with_branching_exit_code", r"""
+def f(action, explicit_arg, extras, tuples):
+    while True:
+        if action is None:
+            extras.append(1)
+            return 0
+        try:
+            extras.append(10 // action)
+        except ZeroDivisionError:
+            extras.append("zero")
+        if explicit_arg is not None:
+            if explicit_arg > 5:
+                tuples.append(action)
+                action = action - 1
+                explicit_arg -= 3
+                if action < 0:
+                    stop = 1
+                    break
+            elif explicit_arg == 1:
+                stop = 2
+                tuples.append(explicit_arg)
+                break
+            else:
+                raise ValueError(explicit_arg)
+        else:
+            stop = 3
+            tuples.append(stop)
+            break
+    for a in tuples:
+        extras.append(a)
+    return stop
+""", [(None, 1, [], []), (2, None, [], []), (1, 20, [], []), (3, 1, [], []), (3, 0, [], []),
+      (0, 9, [], [])])
+
+# A tuple assignment whose values read the names it stores, in a for-else's else clause: the
+# clause runs with the iterator gone, and the first value must still be saved before the first
+# store (urllib.parse.urlsplit; 3.11 wrote ``url = ...`` before ``scheme = url[:i]...``).
+case("for_else_swap_assignment_reading_targets", r"""
+def f(url, i):
+    scheme = ""
+    for c in url[:i]:
+        if c not in "abc":
+            break
+    else:
+        scheme, url = url[:i].upper(), url[i + 1:]
+    return scheme, url
+""", [("ab:rest", 2), ("ax:rest", 2), ("", 0), ("abc", 5), (None, 1)])
+
 # functools._c3_mro: the ``break`` shares its block with the statement before it
 # (``b = ...; POP_TOP; JUMP after``), and the code after the loop is too long to be copied.
 case("for_else_break_after_assignment", r"""

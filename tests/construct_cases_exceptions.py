@@ -607,6 +607,197 @@ def f(xs):
     return out, xs
 """, [([],), ([1, 2],), ([3, 0, 5],), ([1, "s", 2],)])
 
+# A ``while a or b:`` header (two test blocks) around a try whose ``if x or y: return``
+# shares one return block between both tests and whose handler breaks (Sequence.index).
+case("while_or_header_try_shared_return_break_in_handler", r"""
+def f(seq, value, stop=None):
+    i = 0
+    while stop is None or i < stop:
+        try:
+            v = seq[i]
+            if v is value or v == value:
+                return i
+        except IndexError:
+            break
+        i += 1
+    raise ValueError(value)
+""", [([1, 2, 3], 2), ([1, 2, 3], 4), ([1, 2, 3], 3, 2), ([None], None), ([1], 1, 0)])
+
+# A ``for`` whose body always leaves (break from a try, raise from the handler) has no back
+# edge: the loop is found from the iterator still being on the stack (enum.Flag).
+case("for_never_loops_break_in_try_raise_in_handler", r"""
+def f(xs):
+    for x in reversed(xs):
+        try:
+            top = 10 // x
+            break
+        except Exception:
+            raise TypeError("bad %r" % (x,)) from None
+    return top * 2
+""", [([1, 2],), ([0, 5],), ([5, 0],), ([],), (["a"],)])
+
+case("for_never_loops_else_and_return", r"""
+def f(xs, log):
+    for x in xs:
+        if x:
+            log.append(x)
+            break
+        return "first falsy"
+    else:
+        log.append("empty")
+    log.append("end")
+    return log
+""", [([], []), ([0], []), ([3, 0], [])])
+
+# ``if a or b: return`` in a try body: both tests share the return block, which the POP_BLOCK
+# puts outside the try region (ast.get_source_segment, 3.9).
+case("try_or_condition_shared_return_then_more", r"""
+def f(node):
+    try:
+        if node.get("a") is None or node.get("b") is None:
+            return
+        first = node["a"] - 1
+        last = node["b"] - 1
+    except AttributeError:
+        return "no get"
+    if first == last:
+        return [first]
+    return [first, last]
+""", [({},), ({"a": 1},), ({"a": 3, "b": 3},), ({"a": 1, "b": 5},), (None,), ({"a": "x", "b": 1},)])
+
+# ``while c: try: ...; break / except: ...`` with ``else: break`` inside ``while True`` inside a
+# ``for``: 3.10's guard of the rotated loop has the outer ``break`` as its false arm, and the
+# inner break target is the outer loop's ``continue`` (graphlib._find_cycle).
+case("while_else_break_inside_while_true_with_try_break", r"""
+def f(graph, starts):
+    out = []
+    for node in starts:
+        if node in out:
+            continue
+        stack = [node]
+        its = [iter(graph.get(node, ()))]
+        while True:
+            out.append(node)
+            while stack:
+                try:
+                    node = next(its[-1])
+                    break
+                except StopIteration:
+                    stack.pop()
+                    its.pop()
+            else:
+                break
+            if node in out:
+                return out, "cycle", node
+            stack.append(node)
+            its.append(iter(graph.get(node, ())))
+    return out
+""", [({}, []), ({1: [2], 2: [3]}, [1]), ({1: [2], 2: [1]}, [1]), ({1: [2, 3], 3: []}, [1, 2]),
+      ({1: None}, [1])])
+
+# ``return`` from a try nested in except clauses: the return pops every enclosing clause's
+# exception state (and clears its ``as`` name) first (email._encoded_words.decode_b, Enum.__new__).
+case("return_from_try_nested_in_two_except_clauses", r"""
+def f(s):
+    try:
+        return int(s), "int"
+    except ValueError:
+        try:
+            return float(s), "float"
+        except ValueError:
+            try:
+                return complex(s).real, "complex"
+            except ValueError:
+                return s, "text"
+""", [("1",), ("1.5",), ("2j",), ("x",), (None,)])
+
+case("return_from_try_nested_in_named_except_clause", r"""
+def f(x, log):
+    try:
+        return 10 // x
+    except ZeroDivisionError as e:
+        log.append(type(e).__name__)
+        try:
+            return int("z" if x == 0 else x)
+        except ValueError as e2:
+            return "bad", str(e2)[:10], len(log)
+""", [(2, []), (0, []), (0.0, ["a"]), ("s", [])])
+
+# A try inside an except clause inside a try: its clauses fall off the end of the outer try
+# (≤3.10 pops that block first) or return through both (statistics._exact_ratio).
+case("try_in_clause_in_try_falls_off_outer_try", r"""
+def f(x):
+    try:
+        if type(x) is float or type(x) is bool:
+            return x.as_integer_ratio()
+        try:
+            return (x.numerator, x.denominator)
+        except AttributeError:
+            try:
+                return x.as_integer_ratio()
+            except AttributeError:
+                pass
+    except (OverflowError, ValueError):
+        return (x, None)
+    msg = "can't convert {}"
+    raise TypeError(msg.format(type(x).__name__))
+""", [(1,), (0.25,), (float("inf"),), ("s",), (True,)])
+
+case("return_constant_from_clause_in_clause_in_try", r"""
+def f(x):
+    try:
+        try:
+            return 1 / x
+        except ZeroDivisionError:
+            try:
+                return x.real + x.foo
+            except AttributeError:
+                pass
+    except TypeError:
+        return -1
+    return "end"
+""", [(2,), (0,), ("s",), (0.0,)])
+
+# try/except/else in an ``if`` in a loop: the ``else`` clause ends in ``continue`` while the
+# clauses go on after the try (email._header_value_parser.get_unstructured).
+case("try_else_continue_clauses_fall_through_in_loop", r"""
+def f(values, log):
+    out = []
+    while values:
+        value = values.pop()
+        ok = True
+        if value.startswith("="):
+            try:
+                token = int(value[1:])
+            except ValueError:
+                ok = False
+            except TypeError:
+                pass
+            else:
+                if token > 5:
+                    log.append("big")
+                out.append(token)
+                continue
+        out.append((value, ok))
+    return out
+""", [([], []), (["=3", "x", "=9", "=z"], []), (["=", "a"], ["s"]), ([None], [])])
+
+# A ``finally`` ending in an ``if``, at the end of an outer try: 3.10 copies the RERAISE and the
+# function's ``return`` into the ``if``'s arms, on both the exception and the normal path
+# (glob._iterdir).
+case("finally_ending_in_if_inside_try_at_function_end", r"""
+def f(items, fd, log):
+    try:
+        try:
+            for entry in items:
+                log.append(10 // entry)
+        finally:
+            if fd is not None:
+                log.append(("close", fd))
+    except ZeroDivisionError:
+        return
+""", [([], None, []), ([1, 2], 3, []), ([1, 0], 3, []), ([0], None, []), (["x"], 1, [])])
+
 # email._header_value_parser.get_local_part/get_msg_id, dataclasses.make_dataclass: a try
 # statement inside an except clause.  3.12+ copies the outer clause's end (``POP_EXCEPT`` and
 # the return, 3.13 also the jump after it) into the inner try's body and into its clause.

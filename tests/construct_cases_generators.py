@@ -699,3 +699,26 @@ def f(n, skip):
     else:
         yield "no break"
 """, [(0, -1), (3, 1), (10, 0)])
+
+# ``while True`` around ``while a or b: try/except: return`` and a yield of ``x or y``: the
+# loops share a header (≤3.9) or the inner one is rotated with ``or`` tests (3.10); nothing
+# post-dominates inside a loop that only returns from its middle (difflib._mdiff).
+case("gen_pair_collector_nested_loops_or_value", NEXT_DRIVER + r"""
+def f(pairs):
+    it = iter(pairs)
+    fromlines, tolines = [], []
+    while True:
+        while len(fromlines) == 0 or len(tolines) == 0:
+            try:
+                a, b, d = next(it)
+            except StopIteration:
+                return
+            if a is not None:
+                fromlines.append((a, d))
+            if b is not None:
+                tolines.append((b, d))
+        a, ad = fromlines.pop(0)
+        b, bd = tolines.pop(0)
+        yield (a, b, ad or bd)
+""", [([],), ([(1, 2, False)],), ([(1, None, 0), (None, 2, 5), (3, 4, 0)],), ([(1, 2, 0), 7],)],
+     driver="drive")

@@ -252,3 +252,30 @@ def f(log, limit):
                 break
     return count
 """, [([], 1), ([], 3)])
+
+# An ``if`` inside a ``with`` followed by a short return after it: 3.10 copies the __exit__ call
+# and the return into both arms, which then end in equal copies instead of meeting
+# (functools.cached_property.__get__).
+case("with_if_arms_end_in_copied_exit_and_return", r"""
+class CM:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append("exit")
+        return False
+
+def f(cache, key, log):
+    val = cache.get(key)
+    if val is None:
+        with CM(log):
+            val = cache.get(key)
+            if val is None:
+                val = len(log)
+                try:
+                    cache[key] = val
+                except TypeError:
+                    raise ValueError("read-only") from None
+    return val
+""", [({}, "k", []), ({"k": 5}, "k", []), ({"j": 1}, "k", ["x"]), ({"k": None}, [], [])])

@@ -14,9 +14,7 @@ this dict can only shrink.  Remove an entry as soon as the decompiler handles th
 
 EXPECTED_FAILURES = {
     "async_for_inside_async_with_return": {"3.8"},
-    "break_from_except_clause_with_code": {"3.10"},
     "break_from_with_inside_try_finally": {"3.10"},
-    "break_in_finally_swallows": {"3.8", "3.9", "3.10"},
     "break_in_try_finally_with_branching_finally": {"3.9", "3.10"},
     "break_through_nested_finally": {"3.10"},
     "continue_in_finally_swallows": {"3.8", "3.9", "3.10"},
@@ -28,7 +26,6 @@ EXPECTED_FAILURES = {
     "slicing_extended_keys": {"3.8"},
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
     "try_in_loop_else_finally_break": {"3.8", "3.9", "3.10"},
-    "try_inside_except_handler": {"3.8", "3.9", "3.10"},
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},
     "type_alias_statement": {"3.12", "3.13"},
     "type_param_defaults": {"3.13"},

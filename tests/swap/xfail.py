@@ -14,17 +14,6 @@ from typing import AbstractSet, Dict, Union
 # Measured with bench/swap_report.py on every version (see the issue note for the figures): a
 # target is listed where some function did not swap or some CPython test regressed.
 EXPECTED_FAILURES: Dict[str, Union[str, AbstractSet[str]]] = {
-    "ast": {"3.9", "3.10"},
-    # 3.8-3.10: _collections_abc.Sequence.index (StructureError: loop with several break
-    # targets).  No test regresses.
-    "collections": {"3.8", "3.9", "3.10"},
-    "difflib": {"3.8", "3.9", "3.10"},
-    "email": {"3.8", "3.9", "3.10"},
-    "enum": {"3.8", "3.9", "3.10"},
-    "functools": {"3.10"},
-    "glob": {"3.10"},
-    "graphlib": {"3.10"},
-    "statistics": {"3.8", "3.9"},
 }
 
 

@@ -80,6 +80,8 @@ class CFG:
                 leaders.add(x.handler.target)
             if k > 0 and ins[k - 1].handler != x.handler:
                 leaders.add(k)
+            if x.op == "FOR_ITER":
+                leaders.add(k)  # a loop header even when the body never loops back (no back edge)
         starts = sorted(s for s in leaders if 0 <= s < n)
         for bid, s in enumerate(starts):
             e = starts[bid + 1] if bid + 1 < len(starts) else n

@@ -296,16 +296,22 @@ def _fold_generator_prologue(ins: List[Instr]) -> List[Instr]:
     return ins
 
 
+def prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
+    """The raw instructions the neutral ones are translated from (their ``offset``s)."""
+    raw = _raw_instructions(code)
+    if PY == (3, 8):  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
+        from pellucid.bytecode.legacy_finally import rewrite
+        raw = rewrite(raw)
+    return raw
+
+
 def normalize(code: types.CodeType) -> List[Instr]:
     """Return the neutral instruction list of ``code`` with jump targets as indices.
 
     >>> [i.op for i in normalize((lambda: None).__code__)]
     ['LOAD_CONST', 'RETURN_VALUE']
     """
-    raw = _raw_instructions(code)
-    if PY == (3, 8):  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
-        from pellucid.bytecode.legacy_finally import rewrite
-        raw = rewrite(raw)
+    raw = prepared_raw(code)
     pending_kw: List[tuple] = []
     ins: List[Instr] = []
     for r in raw:

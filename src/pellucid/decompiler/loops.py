@@ -8,6 +8,7 @@ import ast
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import Block, tail_code
+from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
@@ -18,11 +19,17 @@ from pellucid.decompiler.structure import Ctx, Loop, negate
 _ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
-def _terminal_path(block: Block) -> bool:
-    """A chain of single-predecessor blocks ending in return/raise."""
+def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
+    """A chain of single-predecessor blocks ending in return/raise.
+
+    The first block may have several predecessors when all of them are in ``body`` and in its
+    exception region: the return that ``if a or b: return x`` inside a loop shares between its
+    two tests.  (Entered from another region, it is a ``break`` that runs a ``finally`` copy
+    first, whose target code happens to return.)"""
     node = block
     for _ in range(32):
-        if len(node.preds) != 1:
+        if len(node.preds) != 1 and not (node is block and body and all(
+                p in body and p.handler == node.handler for p in node.preds)):
             return False
         op = node.last.op
         if op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
@@ -95,7 +102,7 @@ class LoopBuilder:
 
         Handler code is part of the loop when it goes back to it (``continue`` in an
         ``except`` clause); what such code reaches only to return or re-raise is no exit."""
-        exits = {s for b in body for s in b.succs if s not in body and not _terminal_path(s)}
+        exits = {s for b in body for s in b.succs if s not in body and not _terminal_path(s, body)}
         if header is None or not exits:
             return exits
         normal: Set[Block] = set()
@@ -109,13 +116,16 @@ class LoopBuilder:
         return {s for s in exits
                 if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
 
-    def _leave_target(self, exit_block: Block, body: FrozenSet[Block]) -> Optional[Block]:
-        """Where a ``break`` that leaves a ``try``/``with``/``except`` really goes.
+    def _leave_target(self, exit_block: Block, body: FrozenSet[Block],
+                      normal: Optional[Block] = None) -> Optional[Block]:
+        """Where a ``break`` whose code is its own exit block really goes.
 
         ≤3.10 unwinds at the ``break`` itself: the ``finally`` copy, the ``__exit__`` call or the
         ``POP_EXCEPT`` (with the end of the clause), the iterator's ``POP_TOP``, then a jump to
         the code after the loop.  That unwinding path is the loop's exit block but not its
-        follow: the follow is the jump's target.  ``None`` when ``exit_block`` is no such path.
+        follow: the follow is the jump's target.  The statements before a ``break`` share its
+        block too (``if x: y = x; break``), so that block is an exit as well.  ``None`` when
+        ``exit_block`` is no such path.
         """
         if any(p not in body for p in exit_block.preds):
             return None
@@ -123,6 +133,10 @@ class LoopBuilder:
         unwinds = any(self.handler_chain(p) != chain for p in exit_block.preds)  # type: ignore[attr-defined]
         node: Optional[Block] = exit_block
         for _ in range(64):
+            if node is normal and node is not exit_block:
+                # Code only this exit runs, which then joins the loop's normal exit: the
+                # normal exit is the follow (it cannot be an ``else``, which a break skips).
+                return normal
             if node is None or node in body or not self.cfg.dominates(exit_block, node):
                 return None
             if any(i.op == "POP_EXCEPT" for i in node.instrs):
@@ -249,7 +263,7 @@ class LoopBuilder:
         if body:
             resolved = set()
             for b in breaks:
-                target = self._leave_target(b, body)
+                target = self._leave_target(b, body, normal)
                 if target is None and for_stack is not None:
                     target = self._popping_break_target(b, body, for_stack)
                 resolved.add(b if target is None else target)
@@ -262,7 +276,33 @@ class LoopBuilder:
         for b in breaks:
             if all(self.cfg.common_pdom(o, b) is b for o in breaks):
                 return b
+        # Breaks whose own code branches (``elif c: x = 1; break``): each exit's code, the
+        # blocks only it reaches, ends where they all go on.
+        joins = {self._own_code_end(b, body) for b in breaks}
+        if len(joins) == 1 and None not in joins and not joins & self.active_loops:
+            return next(iter(joins))
         raise StructureError("loop with several break targets")
+
+    def _own_code_end(self, exit_block: Block, body: FrozenSet[Block]) -> Optional[Block]:
+        """The one block that the code only ``exit_block`` reaches (the blocks it dominates)
+        goes on to, paths that return or raise aside; ``None`` if there is not exactly one."""
+        ends: Set[Block] = set()
+        seen: Set[Block] = set()
+        work = [exit_block]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            if b in body:
+                return None  # back into the loop: not a break
+            if b is not exit_block and not self.cfg.dominates(exit_block, b):
+                ends.add(b)
+                continue
+            seen.add(b)
+            if len(seen) > 64:
+                return None
+            work.extend(b.succs)
+        return next(iter(ends)) if len(ends) == 1 else None
 
     def latch_test(self, header: Block, body: FrozenSet[Block]) -> Optional[Tuple[Block, Block]]:
         """3.10+ rotated ``while``: (latch block, normal exit) when the latch tests the condition."""
@@ -277,9 +317,42 @@ class LoopBuilder:
             return None
         return latch, other
 
+    def once_for_body(self, header: Block) -> Optional[FrozenSet[Block]]:
+        """The body of a ``for`` that never loops (every path through it breaks, returns or
+        raises, so there is no back edge): the blocks the header dominates that still hold its
+        iterator.  ``None`` if the stack depths are unknown there."""
+        if header.last.op != "FOR_ITER" or len(header.instrs) != 1 or header.fallthrough is None:
+            return None
+        depths = getattr(self, "_depths", None)
+        if depths is None:
+            depths = self._depths = entry_depths(self.code)  # type: ignore[attr-defined]
+        level = depths.get(header.instrs[0].offset)
+        if level is None:
+            return None
+        body = {header}
+        work = [header.fallthrough]
+        while work:
+            b = work.pop()
+            if b in body or not self.cfg.dominates(header, b):
+                continue
+            depth = depths.get(b.instrs[0].offset)
+            if depth is None:
+                return None
+            if depth < level:
+                continue  # the iterator is gone: past a ``break``
+            body.add(b)
+            work.extend(b.succs)
+            if b.handler is not None and b.handler.target in self.cfg.block_at:
+                work.append(self.cfg.block_at[b.handler.target])
+        return frozenset(body)
+
     def build_loop(self, header: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                    out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         body = frozenset(self.cfg.loop_body(header))
+        if not body:
+            body = self.once_for_body(header) or frozenset()
+            if not body:
+                raise StructureError("FOR_ITER outside a loop header")
         exits = self._exits(body, header)
         if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
             return self._build_for(header, body, exits, stack, ctx, stop, out)
@@ -376,7 +449,7 @@ class LoopBuilder:
             try:
                 for ins in header.instrs[:-1]:
                     self.step(ins, trial, sink)
-                # ``while a and b:`` tests in more than one block
+                # ``while a and b:`` / ``while a or b:`` test in several blocks
                 c, t, f, _ = self.compound_condition(header, trial)  # type: ignore[attr-defined]
             except StructureError:
                 sink = [ast.Pass()]

@@ -101,7 +101,11 @@ class ProtectedBuilder:
             return self._is_with_exit(block, ctx, stack) or False
         node: Optional[Block] = block
         for _ in range(64):
-            if node is None or len(node.preds) != 1 or node in self.cfg.handler_blocks:
+            if node is None or node in self.cfg.handler_blocks:
+                return False
+            # (the first block may be shared by tests in the body: ``if a or b: return``)
+            if len(node.preds) != 1 and not (node is block and ctx.region is not None
+                                             and all(p in ctx.region for p in node.preds)):
                 return False
             if mode == "except" and any(i.op not in _SAFE_EXIT_OPS for i in node.instrs):
                 return False
@@ -112,6 +116,29 @@ class ProtectedBuilder:
             if ctx.loop is not None and nxt in (ctx.loop.cont, ctx.loop.brk):
                 return True
             if last.op not in ("JUMP",) and last.target is not None:
+                return False
+            node = nxt
+        return False
+
+    def inert_exit(self, block: Block, ctx: Ctx) -> bool:
+        """Whether ``block`` starts a path of instructions that cannot raise (POP_EXCEPT, stack
+        shuffles, constants) ending in ``return`` or a jump to the loop's continue/break point.
+
+        ≤3.10 pops the block stack before a ``return`` out of a clause nested in a ``try``, so
+        that path lies outside the enclosing ``try``; nothing on it can raise, so it reads the
+        same in whatever region it is written."""
+        node: Optional[Block] = block
+        for _ in range(16):
+            if node is None or node in self.cfg.handler_blocks \
+                    or any(i.op not in _SAFE_EXIT_OPS for i in node.instrs):
+                return False
+            last = node.last
+            if last.op == "RETURN_VALUE":
+                return True
+            nxt = node.jump if last.op == "JUMP" else node.fallthrough
+            if ctx.loop is not None and nxt in (ctx.loop.cont, ctx.loop.brk):
+                return True
+            if last.op != "JUMP" and last.target is not None:
                 return False
             node = nxt
         return False
@@ -345,6 +372,8 @@ class ProtectedBuilder:
                 rest, rest_stack = [], body_stack
             finally:
                 self.floor = saved_floor
+            # (a ``return`` in a try nested in an ``except`` clause also leaves that clause)
+            rest = _unwind_enclosing_clauses(rest)
             if rest_stack is None and len(rest) == 1 and isinstance(rest[0], ast.Return) \
                     and isinstance(rest[0].value, ast.Name) and rest[0].value.id == temps[-1]:
                 value = body.pop().value  # type: ignore[attr-defined]
@@ -381,6 +410,8 @@ class ProtectedBuilder:
         except StructureError:
             probe = []
         is_finally = self._is_finally(probe)
+        if is_finally:
+            probe = _factor_terminal_tail(probe)  # (3.10 copies the RERAISE into an ending if)
         self._absorb[level] = "finally" if is_finally else "except"
         if is_finally:
             self._finally_bodies[level] = _strip_reraise(probe) or [ast.Pass()]
@@ -406,23 +437,48 @@ class ProtectedBuilder:
             if not _starts_with(rest, final):
                 rest = _drop_returns_before_same(rest if rest_stack is not None else _split_tail_return(rest))
             if not _starts_with(rest, final):
+                rest = _factor_terminal_tail(rest)
+            if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
         after, copies = self._try_follow(exit_block, hblock)
+        loop = ctx.loop
+        if loop is not None and exit_block is not None and after in (loop.cont, loop.header, loop.brk):
+            # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
+            # only around the loop; where the clauses go on is the statement's follow.
+            only, only_copies = self._try_follow(None, hblock)
+            if only is not None and only not in (after, loop.cont, loop.header, loop.brk):
+                after, copies = only, only_copies
         hstop = (stop | {after} if after is not None else stop) | frozenset(copies)
+        if ctx.exc is not None:
+            # An except clause nested in another ``try`` may run off that try's end (≤3.10
+            # pops its block first): the clause ends there, where the statement goes on.
+            hstop = hstop | self._region_leaves(ctx)
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
         if copies and any(st is not None and not _same_stack(st, stack) for st in (body_stack, hstack)):
             # The copies run the same instructions on what each path left on the stack (each
             # path's own return value): the same code, but not the same statement.
             raise StructureError("paths end in copies of one exit holding different values")
+        if after is None and hstack is not None and hend is not None and exit_block is None:
+            # the clauses' way on found by walking them: off the end of an enclosing try
+            after = hend
+        if hstack is not None and hend is not after and hend not in copies:
+            raise StructureError("an except clause goes on where the try statement does not")
         handlers = self.parse_handlers(hs)
+        self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers)
         orelse: List[ast.stmt] = []
         else_stack: Optional[List[Any]] = None
         if exit_block is not None and exit_block is not after:
             orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx, hstop)
+            jump = self.loop_jump(else_end, ctx) if else_stack is not None and else_end is not None \
+                and else_end is not after else None
+            if jump is not None:
+                # stopped at the loop's continue point (an enclosing if merges there)
+                self.emit(orelse, jump, else_stack)  # type: ignore[arg-type]
+                else_stack = None
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
@@ -454,6 +510,15 @@ class ProtectedBuilder:
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
 
+    def _region_leaves(self, ctx: Ctx) -> FrozenSet[Block]:
+        """Blocks normal flow reaches on leaving the region of ``ctx.exc``, except paths that
+        only return (those are written where they are, see ``inert_exit``)."""
+        assert ctx.exc is not None
+        region = self.protected_set(ctx.exc)
+        return frozenset(s for b in region for s in b.succs
+                         if s not in region and ctx.exc not in self.handler_chain(s)
+                         and not self.inert_exit(s, ctx))
+
     def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Tuple[Optional[Block], List[Block]]:
         """Where a try/except statement continues: the meeting point of the body's normal exit
         and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
@@ -468,7 +533,9 @@ class ProtectedBuilder:
                 continue
             seen.add(b)
             if any(i.op == "POP_EXCEPT" for i in b.instrs):
-                exits.extend(b.succs)
+                # (not a path that only returns: that leaves the function, not the clause;
+                # nested in a clause, its POP_EXCEPT is the enclosing clause's)
+                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None)))
                 continue
             work.extend(b.succs)
         points = ([exit_block] if exit_block is not None else []) + exits
@@ -489,6 +556,37 @@ class ProtectedBuilder:
             if code is not None and all(tail_code(p) == code for p in points[1:]):
                 return points[0], [p for p in points[1:] if p is not points[0]]
         return after, []
+
+    def _trailing_breaks(self, handlers: List[ast.ExceptHandler], stack: List[Any], ctx: Ctx) -> None:
+        """Clauses that end in a copy of the code after the enclosing loop end in ``break``.
+
+        3.10 copies a small terminal block (``raise ValueError``) into the ``break`` paths
+        that jump to it, after the POP_EXCEPT.  Run inside the clause, that code would see the
+        caught exception as its context; ``break`` runs the original after the clause ends."""
+        loop = ctx.loop
+        if loop is None or loop.brk is None or not any(getattr(h, "_trailing", None) for h in handlers):
+            return
+        saved = self.save_state()
+        saved_floor = self.floor
+        self.floor = len(stack)  # the code after the loop never reaches below the try's entry
+        try:
+            # (stopping at any loop being built: code that goes round an enclosing loop is no
+            # terminal block, and without that loop's context the walk would not end)
+            after, after_stack, _ = self.walk(loop.brk, list(stack), Ctx(None, None, ctx.exc),
+                                              frozenset(self.active_loops))
+        except (StructureError, IndexError):
+            after, after_stack = [], []
+        finally:
+            self.floor = saved_floor
+            self.restore_state(saved)
+        if after_stack is not None or not after:
+            return  # only a terminal block is copied
+        dumped = [ast.dump(x) for x in after]
+        for h in handlers:
+            tail = getattr(h, "_trailing", None)
+            if tail and [ast.dump(x) for x in tail] == dumped:
+                h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + [ast.Break()]
+                h._trailing = []  # type: ignore[attr-defined]
 
     def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
         """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""
@@ -613,6 +711,7 @@ class ProtectedBuilder:
         if not clauses:
             raise StructureError("try without handlers")
         for c in clauses:
+            _strip_unwinding(c.body)
             for node in ast.walk(c):
                 if isinstance(node, (Reraise, PopExcept, M.ExcMatch)):
                     raise StructureError("exception handler with an unrecognised shape")
@@ -632,7 +731,7 @@ class ProtectedBuilder:
                     rest = rest[1:]
                     if rest and isinstance(rest[0], ast.Delete):
                         rest = rest[1:]
-                trailing = rest
+                trailing = _unwind_enclosing_clauses(rest)
                 body = body[:k + 1]
                 break
         body = _strip_pop_except(body, name)
@@ -726,6 +825,24 @@ def _terminates(stmts: List[ast.stmt]) -> bool:
     if isinstance(last, ast.If):
         return _terminates(last.body) and _terminates(last.orelse)
     return False
+
+
+def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: A; T`` followed by ``T``, with ``T`` ending in return/raise -> ``if c: A`` then
+    ``T`` (the same code: ``T`` runs after ``A`` either way).
+
+    3.10 copies a short exit (``return``) into each arm of an ``if`` that ends a ``finally``
+    copy, which hides the copy on the normal path."""
+    if len(stmts) < 2 or not isinstance(stmts[0], ast.If) or stmts[0].orelse:
+        return stmts
+    tail = stmts[1:]
+    if not isinstance(tail[-1], (ast.Return, ast.Raise, Reraise)):
+        return stmts
+    body = stmts[0].body
+    n = len(tail)
+    if len(body) <= n or [ast.dump(x) for x in body[-n:]] != [ast.dump(x) for x in tail]:
+        return stmts
+    return [ast.If(stmts[0].test, body[:-n], [])] + tail
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
@@ -843,6 +960,68 @@ def _strip_pop_except(body: List[ast.stmt], name: Optional[str]) -> List[ast.stm
         out.append(s)
         k += 1
     return out
+
+
+def _is_cleanup(st: ast.stmt) -> bool:
+    """``name = None`` or ``del name``: an ``as`` name cleared as its clause ends."""
+    if isinstance(st, ast.Assign):
+        return len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+            and _is_assign_none(st, st.targets[0].id)
+    return isinstance(st, ast.Delete) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+
+
+def _strip_unwinding(stmts: List[ast.stmt]) -> None:
+    """In place, in ``stmts`` and the statements nested in them: POP_EXCEPTs (with ``as``-name
+    clean-ups) right before a ``return``/``break``/``continue`` are that jump leaving the
+    ``except`` clauses it is in (a ``return`` in a try inside a clause), not statements."""
+    k = 0
+    while k < len(stmts):
+        st = stmts[k]
+        if isinstance(st, PopExcept):
+            j = k
+            while j < len(stmts) and (isinstance(stmts[j], PopExcept) or _is_cleanup(stmts[j])):
+                j += 1
+            if j < len(stmts) and isinstance(stmts[j], (ast.Return, ast.Break, ast.Continue)):
+                del stmts[k:j]
+                continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(st, field, None)
+            if isinstance(inner, list) and not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                ast.ClassDef)):
+                _strip_unwinding(inner)
+        for h in getattr(st, "handlers", None) or []:
+            _strip_unwinding(h.body)
+        k += 1
+
+
+def _unwind_enclosing_clauses(rest: List[ast.stmt]) -> List[ast.stmt]:
+    """What follows a clause's POP_EXCEPT, without the unwinding of enclosing clauses.
+
+    ``return``/``break``/``continue`` in an ``except`` clause nested in another one leaves
+    both: CPython pops each clause's exception state (and clears its ``as`` name) before the
+    jump.  Those POP_EXCEPTs and clean-ups are part of the ``return``; only what comes after the
+    last of them is code that runs outside the clauses."""
+    k = 0
+    last = -1
+    while k < len(rest):
+        st = rest[k]
+        if isinstance(st, PopExcept):
+            last = k
+        elif not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                  and isinstance(st.targets[0], ast.Name)
+                  and _is_assign_none(st, st.targets[0].id)) \
+                and not (isinstance(st, ast.Delete) and len(st.targets) == 1
+                         and isinstance(st.targets[0], ast.Name)):
+            break
+        k += 1
+    if last < 0 or k >= len(rest) or not isinstance(rest[k], (ast.Return, ast.Break, ast.Continue)):
+        return rest  # (3.12+ also copies an enclosing clause's plain end: POP_EXCEPT, jump on)
+    rest = rest[last + 1:]
+    # the outermost clause's ``as`` name clean-up, which follows its POP_EXCEPT
+    if len(rest) >= 2 and isinstance(rest[0], ast.Assign) and isinstance(rest[0].targets[0], ast.Name) \
+            and _is_assign_none(rest[0], rest[0].targets[0].id) and isinstance(rest[1], ast.Delete):
+        rest = rest[2:]
+    return rest
 
 
 def _is_assign_none(s: ast.stmt, name: str) -> bool:

@@ -139,6 +139,42 @@ def _else_leaves_plainly(stmts: List[ast.stmt]) -> bool:
     return type(last) in (ast.Return, ast.Break, ast.Continue)
 
 
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset)
+
+
+def _same_arg(a: Any, b: Any) -> bool:
+    """Equal instruction arguments: the same object, or plain values with the same type and
+    repr (``0.0`` is not ``-0.0``; Dynamo's constants may compare as tensors, so others are
+    compared by identity only)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or not isinstance(a, _PLAIN):
+        return False
+    if isinstance(a, (tuple, frozenset)):
+        return len(a) == len(b) and all(_same_arg(p, q) for p, q in zip(a, b)) \
+            if isinstance(a, tuple) else False
+    return repr(a) == repr(b)
+
+
+def same_code(a: Block, b: Block, depth: int = 0) -> bool:
+    """Whether two blocks run the same instructions and go on to the same (or same-code)
+    blocks: CPython copies a small exit (``__exit__`` call + ``return val``) into each path
+    that reaches it, so two arms of an ``if`` can end in copies instead of meeting."""
+    if a is b:
+        return True
+    if depth > 8 or len(a.instrs) != len(b.instrs) or a.handler != b.handler:
+        return False
+    for x, y in zip(a.instrs, b.instrs):
+        if x.op != y.op or not _same_arg(x.arg, y.arg):
+            return False
+        if (x.target is None) != (y.target is None):
+            return False
+    if (a.jump is None) != (b.jump is None) or (a.fallthrough is None) != (b.fallthrough is None):
+        return False
+    return all(p is None or same_code(p, q, depth + 1)  # type: ignore[arg-type]
+               for p, q in ((a.jump, b.jump), (a.fallthrough, b.fallthrough)))
+
+
 def negate(e: ast.expr) -> ast.expr:
     """``not e``, simplified where that is exact."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
@@ -223,11 +259,15 @@ class Structurer:
             first = None
             if absorbed:
                 pass
-            elif block not in self.active_loops and self.cfg.is_loop_header(block):
+            elif block not in self.active_loops and (self.cfg.is_loop_header(block)
+                                                     or block.last.op == "FOR_ITER"):
                 stack, block = self.compound(self.build_loop, block, stack, ctx, stop, out)
                 if stack is None:
                     return out, None, None
                 continue
+            elif ctx.exc is not None and ctx.exc not in self.handler_chain(block) \
+                    and self.inert_exit(block, ctx):
+                pass  # a return leaving the enclosing try too (see ``inert_exit``)
             elif self.effective_handler(block) != ctx.exc:
                 stack, block = self.compound(self.build_protected, block, stack, ctx, stop, out)
                 if stack is None:
@@ -448,6 +488,11 @@ class Structurer:
     def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
         cond, t, f, stack = self.compound_condition(block, list(stack))
+        # 3.10+ ``while c:`` (guard + loop re-testing ``c`` at its latch) first: its guard's
+        # false arm may itself be a ``break``/``continue`` (``while c: ... else: break``).
+        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
+        if guarded is not None:
+            return None if guarded[0] is None else guarded  # type: ignore[return-value]
         loop = ctx.loop
         # ``if c: break`` / ``if c: continue`` where the jump leaves the loop body
         if loop is not None:
@@ -481,9 +526,6 @@ class Structurer:
             # Both ways lead to the same place, but the test still calls ``bool(cond)``.
             self.emit(out, ast.If(cond, [ast.Pass()], []), stack)
             return stack, t
-        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
-        if guarded is not None:
-            return None if guarded[0] is None else guarded  # type: ignore[return-value]
         merge = self.cfg.common_pdom(t, f)
         if merge is not None and ctx.region is not None and merge not in ctx.region \
                 and merge not in stop and isinstance(self.private_exit(merge, ctx, stack), list):
@@ -569,7 +611,8 @@ class Structurer:
             self.emit(out, self.make_if(negate(cond), else_s, []), stack)
             out.extend(then_s)
             return then_stack, then_end
-        if then_end is not else_end:
+        if then_end is not else_end and not (then_end is not None and else_end is not None
+                                             and same_code(then_end, else_end)):
             raise StructureError("branches of an if meet nowhere")
         if len(then_stack) != len(else_stack):
             raise StructureError("branches leave different stack depths")
@@ -649,7 +692,11 @@ class Structurer:
         if jump is None or fall is None:
             raise StructureError("value jump out of the code")
         merge = self.cfg.common_pdom(jump, fall)
-        inner_stop = stop | {merge} if merge is not None else stop
+        if merge is None:
+            # Inside a loop that only returns from its middle, nothing post-dominates: the
+            # short-circuit target is where an and/or's operands meet (checked below).
+            merge = jump
+        inner_stop = stop | {merge}
         j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, inner_stop)
         f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
         kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or

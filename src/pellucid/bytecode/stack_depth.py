@@ -1,0 +1,70 @@
+"""Value-stack depth before each raw instruction, from CPython's own stack effects.
+
+The structurer reads most things off the CFG, but one question only the stack answers: whether
+a value pushed before a block (a ``for`` loop's iterator) is still there when another block
+starts.  A ``for`` whose body always leaves (``break``/``return``/``raise`` on every path) has
+no back edge, so no natural loop says which blocks are its body; the blocks that still hold the
+iterator are.
+"""
+import dis
+import sys
+import types
+from typing import Dict, List, Tuple
+
+PY = sys.version_info[:2]
+
+_NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE",
+                             "JUMP_ABSOLUTE", "JUMP_FORWARD", "JUMP_BACKWARD",
+                             "JUMP_BACKWARD_NO_INTERRUPT", "JUMP"})
+
+
+def _effect(ins: dis.Instruction, jump: bool) -> int:
+    arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+    return dis.stack_effect(ins.opcode, arg, jump=jump)
+
+
+def entry_depths(code: types.CodeType) -> Dict[int, int]:
+    """Stack depth before each reachable raw instruction, by offset.
+
+    Exception handlers are entered with their depth from the 3.11+ exception table, or (3.8-3.10)
+    from the ``SETUP_*`` instruction's jump effect, which counts the pushed exception values.
+    Offsets whose depth could not be worked out are absent.
+
+    >>> def f(xs):
+    ...     for x in xs:
+    ...         return x
+    >>> depths = entry_depths(f.__code__)
+    >>> max(depths.values()) >= 1
+    True
+    """
+    from pellucid.bytecode.normalize import prepared_raw  # (normalize imports this layer's peers)
+
+    # The same raw list the neutral instructions came from: on 3.8 ``finally`` subroutines are
+    # rewritten first and renumbered, and neutral offsets are those.
+    raw = prepared_raw(code)
+    index = {r.offset: k for k, r in enumerate(raw)}
+    start = 1 if raw and raw[0].opname == "GEN_START" else 0
+    work: List[Tuple[int, int]] = [(0, start)]
+    if PY >= (3, 11):
+        for e in dis._parse_exception_table(code):  # type: ignore[attr-defined]
+            if e.target in index:
+                work.append((index[e.target], e.depth + 1 + (1 if e.lasti else 0)))
+    out: Dict[int, int] = {}
+    while work:
+        k, depth = work.pop()
+        while k < len(raw):
+            r = raw[k]
+            if r.offset in out:
+                break
+            out[r.offset] = depth
+            has_jump = r.opcode in dis.hasjabs or r.opcode in dis.hasjrel
+            try:
+                if has_jump and r.argval in index:
+                    work.append((index[r.argval], depth + _effect(r, True)))
+                if r.opname in _NO_FALLTHROUGH:
+                    break
+                depth += _effect(r, False)
+            except ValueError:
+                break  # an opcode dis has no effect for: leave what follows unknown
+            k += 1
+    return out
