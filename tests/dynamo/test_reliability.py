@@ -64,6 +64,29 @@ def test_decompiler_failure_is_one_warning_per_frame_and_dynamo_code_runs(tmp_pa
         compile(text, t.path, "exec")
 
 
+def test_callbacks_run_with_the_collector_paused_and_restore_it(tmp_path, monkeypatch):
+    import gc
+
+    from pellucid.decompiler import recompile as recompile_module
+
+    real = recompile_module.recompile_full
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(recompile_module, "recompile_full", recording)
+    x, y = torch.ones(3), torch.full((3,), 2.0)
+    expected = _plain(x, y)
+    torch._dynamo.reset()
+    with pellucid.prepare_debug(str(tmp_path / "dump")) as capture:
+        out = torch.compile(two_frames, backend="eager")(x, y)
+    assert torch.equal(out, expected)
+    assert seen and not any(seen), seen  # every decompile ran with gc paused
+    assert gc.isenabled()
+    assert all(t.replacement is not None for f in capture.frames.values() for t in f.transforms)
+
+
 def test_dump_dir_disappearing_mid_run(tmp_path):
     x, y = torch.ones(3), torch.full((3,), 2.0)
     expected = _plain(x, y)

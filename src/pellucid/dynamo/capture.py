@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from pellucid.dynamo import transformed_code
 from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
+from pellucid.dynamo.gc_pause import collector_paused
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
                                    Recompilation)
 from pellucid.dynamo.names import file_stem
@@ -109,7 +110,8 @@ class Capturer:
         if self.dump_dir_lost:
             return None  # said once already; Dynamo's own code runs from here on
         try:
-            return fn(*args)
+            with collector_paused():
+                return fn(*args)
         except DumpDirError as exc:
             self.dump_dir_lost = True
             message = ("the dump directory %s cannot be written any more (%s); pellucid stops "
