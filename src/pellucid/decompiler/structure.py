@@ -366,21 +366,32 @@ class Structurer:
 
         ``chain``: the blocks of the condition folded so far; ``block`` must be entered only
         from them (so only where that condition sends it), in their exception region."""
-        if not block.preds or not set(block.preds) <= chain or block.last.op not in POP_JUMPS \
-                or block in self.active_loops or self.cfg.is_loop_header(block) \
-                or any(block.handler != p.handler for p in block.preds):
+        if not self._continues_condition(block, chain):
             return None
-        trial = list(stack)
-        sink: List[ast.stmt] = []
         try:
-            for ins in block.instrs[:-1]:
-                self.step(ins, trial, sink)
-            if sink:
+            trial = self._condition_operands(block, stack)
+            if trial is None:
                 return None
             e, t, f = self.branch_condition(block, trial)
         except StructureError:
             return None
         return e, t, f, trial
+
+    def _continues_condition(self, block: Block, chain: FrozenSet[Block]) -> bool:
+        """``block`` ends in a test, is entered only from ``chain`` in its exception region,
+        and heads no loop: it can be one more operand of the condition ``chain`` computes."""
+        return bool(block.preds) and set(block.preds) <= chain and block.last.op in POP_JUMPS \
+            and block not in self.active_loops and not self.cfg.is_loop_header(block) \
+            and all(block.handler == p.handler for p in block.preds)
+
+    def _condition_operands(self, block: Block, stack: List[Any]) -> Optional[List[Any]]:
+        """The stack after ``block``'s instructions before its test, or None when they make
+        statements (then ``block`` is not only a condition)."""
+        trial = list(stack)
+        sink: List[ast.stmt] = []
+        for ins in block.instrs[:-1]:
+            self.step(ins, trial, sink)
+        return None if sink else trial
 
     def _skip_trampoline(self, block: Block) -> Block:
         """Blocks that only drop a duplicated value and jump on (chained comparisons)."""
@@ -405,16 +416,11 @@ class Structurer:
     def _sub_condition(self, block: Block, chain: FrozenSet[Block], stack: List[Any]) -> Optional[Tuple[ast.expr, Block, Block, List[Any], FrozenSet[Block]]]:
         """If ``block`` starts a whole ``and``/``or`` of its own (no statements), entered only
         from ``chain``: that condition, its targets, the stack after it and its blocks."""
-        if not block.preds or not set(block.preds) <= chain or block.last.op not in POP_JUMPS \
-                or block in self.active_loops or self.cfg.is_loop_header(block) \
-                or any(block.handler != p.handler for p in block.preds):
+        if not self._continues_condition(block, chain):
             return None
-        trial = list(stack)
-        sink: List[ast.stmt] = []
         try:
-            for ins in block.instrs[:-1]:
-                self.step(ins, trial, sink)
-            if sink:
+            trial = self._condition_operands(block, stack)
+            if trial is None:
                 return None
             return self._fold_condition(block, trial, through_jumps=True)
         except (StructureError, IndexError):
