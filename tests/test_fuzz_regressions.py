@@ -105,6 +105,30 @@ def test_inf_constant_uses_no_global_name():
     _assert_module_round_trip("x = 1e999\ny = -1e999\nz = 1e999 - 1e999\n")
 
 
+# `for x in {constants}` iterates a frozenset constant the compiler folded from the display; it
+# was written back as `for x in frozenset({...})`, which loads the global `frozenset` the original
+# never used (found by the corpus sweep: `for () in {0.J}: pass`).  The display is written now,
+# as it already was for `in` tests and `{*{...}}`.
+@pytest.mark.parametrize("src", [
+    "for () in {0j}:\n    pass\n",
+    "out = []\nfor a in {1, 2, 3}:\n    out.append(a)\n",
+    "out = [a * 2 for a in {4, 5}]\n",
+])
+def test_loop_over_constant_set_writes_the_display(src):
+    _assert_module_round_trip(src)
+    code = _module(src)
+
+    def run(c):
+        ns = {}
+        try:
+            exec(c, ns)
+        except Exception as exc:  # the fuzz program unpacks 0j into (): TypeError both times
+            return type(exc), None
+        return None, ns.get("out")
+    assert run(code) == run(pellucid.recompile(code))
+    assert "frozenset" not in pellucid.decompile(code)
+
+
 # Non-finite complex constants (`1e999j`) and ones with a real part or a negative sign (`-1j`
 # folds to complex(-0.0, -1.0)) became names bound by recompile(); module code has no function
 # globals to hold them, so recompiling module code raised DecompileError ("constants without a

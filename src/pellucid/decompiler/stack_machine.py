@@ -152,6 +152,16 @@ def _is_empty_set_call(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
 
+def _folded_set_display(v: Any) -> Optional[ast.Set]:
+    """The set display a frozenset constant was folded from, where the compiler folds one:
+    ``x in {1, 2}``, ``for x in {1, 2}`` and ``{*{1, 2}}`` keep a frozenset constant, which
+    the constant table writes as ``frozenset({1, 2})``."""
+    if isinstance(v, ast.Call) and getattr(v, "_from_constant", False) and v.args \
+            and isinstance(v.args[0], ast.Set):
+        return v.args[0]
+    return None
+
+
 # Stack values a POP_TOP may drop without a statement: loop iterators after ``break``, NULL
 # slots, the parts of a caught exception, a ``with``'s exit result, 3.12's saved loop variable.
 _SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.SavedLocal, M.WithExit,
@@ -358,9 +368,8 @@ class StackMachine:
     def op_COMPARE(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         right = stack.pop()
         left = self.value(stack.pop())
-        if arg in ("in", "not in") and isinstance(right, ast.Call) and \
-                getattr(right, "_from_constant", False) and right.args and isinstance(right.args[0], ast.Set):
-            right = right.args[0]  # the compiler turned ``x in {1, 2}`` into a frozenset constant
+        if arg in ("in", "not in"):
+            right = _folded_set_display(right) or right
         stack.append(ast.Compare(left, [CMPOPS[arg]()], [self.value(right)]))
 
     def op_SUBSCR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
@@ -551,9 +560,8 @@ class StackMachine:
         grown = self._grow_display(stack, -arg, ast.Set)
         if grown is None:
             self._mutate(stack, out, -arg, "update", [seq])
-        elif isinstance(seq, ast.Call) and getattr(seq, "_from_constant", False) \
-                and seq.args and isinstance(seq.args[0], ast.Set) and not grown.elts:
-            grown.elts.extend(seq.args[0].elts)
+        elif _folded_set_display(seq) is not None and not grown.elts:
+            grown.elts.extend(_folded_set_display(seq).elts)  # type: ignore[union-attr]
         else:
             grown.elts.append(ast.Starred(seq, ast.Load()))
 
@@ -694,7 +702,8 @@ class StackMachine:
 
     # iteration / generators -----------------------------------------------------------------------
     def op_GET_ITER(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        stack.append(M.Iterator(self.value(stack.pop())))
+        iterable = stack.pop()
+        stack.append(M.Iterator(self.value(_folded_set_display(iterable) or iterable)))
 
     def op_GET_AITER(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         stack.append(M.Iterator(self.value(stack.pop()), is_async=True))
