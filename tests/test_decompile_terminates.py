@@ -1,0 +1,54 @@
+"""Decompiling finishes quickly: programs that made the decompiler's work blow up.
+
+Each program is decompiled in a child process with a time limit (a small program takes well
+under a second), so a blow-up fails the test instead of stalling the suite.  Entries marked for a
+Python version are known blow-ups there (strict xfail: remove the mark when fixed).
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+VERSION = "%d.%d" % sys.version_info[:2]
+LIMIT_S = 5
+
+# name -> (module source, versions where it is a known hang)
+CASES = {
+    # Found by the corpus fuzz sweep (seeds 5/6) on 3.13 after the merge of the <=3.10 structure
+    # work (68ee7fc): a with statement in a try that has a bare except and an else clause takes
+    # 10-30 s to structure (stack values grow at every step; with a class statement in the
+    # clause it did not finish in minutes).  3.8-3.12 take well under a second.
+    "try_with_bare_except_else": (
+        "try:\n    with a:\n        pass\nexcept:\n    x = 1\nelse:\n    pass\n",
+        {"3.13"},
+    ),
+}
+
+
+def _params():
+    for name, (src, hangs_on) in CASES.items():
+        marks = [pytest.mark.xfail(strict=True, reason="known blow-up on %s" % VERSION)] \
+            if VERSION in hangs_on else []
+        yield pytest.param(src, id=name, marks=marks)
+
+
+@pytest.mark.parametrize("src", list(_params()))
+def test_decompile_finishes(src):
+    script = textwrap.dedent("""
+        import sys, pellucid
+        code = compile(sys.stdin.read(), "<case>", "exec")
+        out = pellucid.decompile(code)
+        compile(out, "<decompiled>", "exec")
+        print("done")
+    """)
+    env = dict(os.environ)
+    src_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env["PYTHONPATH"] = src_dir + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        run = subprocess.run([sys.executable, "-c", script], input=src, env=env, timeout=LIMIT_S,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("decompiling did not finish within %d s" % LIMIT_S)
+    assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr[-2000:]
