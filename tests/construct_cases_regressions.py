@@ -278,3 +278,26 @@ def drive(func, fail):
         return log, repr(exc), repr(exc.__context__)
     return log
 """, [(0,), (1,), (2,)], driver="drive")
+
+# Found by the fuzzed round trips (corpus sweep, 3.8): a subscript whose key is a tuple holding
+# a slice (`del a[:, 1.]`, `a[1:2, n] = v`, `a[n:,]`) was written with the tuple in parentheses,
+# `a[(:, 1.0)]`, which is a syntax error (3.8's writer, astunparse, parenthesises every tuple).
+case("regr_fuzz_tuple_of_slices_key_store_del", r"""
+class Key:
+    def __init__(self):
+        self.log = []
+    def __getitem__(self, key):
+        return repr(key)
+    def __setitem__(self, key, value):
+        self.log.append(("set", repr(key), value))
+    def __delitem__(self, key):
+        self.log.append(("del", repr(key)))
+
+def f(n):
+    k = Key()
+    del k[:, 1.]
+    k[1:2, n] = 3
+    k[n:,] = 4
+    del k[0j:, ::n]
+    return k.log, k[n:,], k[:n, (1, 2)]
+""", [(1,), (-1,)])

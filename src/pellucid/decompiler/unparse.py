@@ -1,8 +1,13 @@
 """AST -> source text on every supported Python (3.8 has no ``ast.unparse``: use the backport)."""
 import ast
+import io
 import sys
+from typing import Any
 
 from pellucid.decompiler import markers as M
+
+
+_Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
 
 
 def unparse(tree: ast.AST) -> str:
@@ -18,11 +23,43 @@ def unparse(tree: ast.AST) -> str:
     ast.fix_missing_locations(tree)
     if sys.version_info >= (3, 9):
         return ast.unparse(tree)
-    import astunparse  # type: ignore[import-not-found]
+    global _Unparser38
+    if _Unparser38 is None:
+        _Unparser38 = _unparser_38()
 
     _fill_optional_fields(tree)
+    out = io.StringIO()
+    _Unparser38(tree, file=out)
+    return out.getvalue().strip("\n")
 
-    return astunparse.unparse(tree).strip("\n")
+
+def _unparser_38() -> type:
+    """astunparse's writer, with subscripts of tuples holding slices written as 3.8 parses them.
+
+    The stack machine builds 3.9-shaped subscripts (``slice`` is the key expression itself).
+    astunparse parenthesises a tuple key, and ``a[(1:2, 3)]`` is a syntax error: slices are
+    only legal bare between the brackets (``a[1:2, 3]``, or ``a[1:2,]`` for one element).
+    """
+    import astunparse  # type: ignore[import-not-found]
+
+    class Unparser38(astunparse.Unparser):  # type: ignore[misc]
+        def _Subscript(self, t: ast.Subscript) -> None:
+            key = t.slice
+            if not (isinstance(key, ast.Tuple) and key.elts
+                    and any(isinstance(e, ast.Slice) for e in key.elts)):
+                super()._Subscript(t)
+                return
+            self.dispatch(t.value)
+            self.write("[")
+            for i, elt in enumerate(key.elts):
+                if i:
+                    self.write(", ")
+                self.dispatch(elt)
+            if len(key.elts) == 1:
+                self.write(",")
+            self.write("]")
+
+    return Unparser38
 
 
 def _fill_optional_fields(tree: ast.AST) -> None:
