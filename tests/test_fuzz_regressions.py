@@ -335,9 +335,20 @@ def test_with_two_items_raising_round_trips():
 # Found by the corpus sweep (3.8-3.10): a try/finally inside a `finally` block has no
 # structured form (3.8 module code: "unsupported instruction BEGIN_FINALLY"; functions: "region
 # entered from outside its try") and the fallback does no exception handling before 3.11, so
-# decompiling raises DecompileError.
+# decompiling raises DecompileError.  3.8's BEGIN_FINALLY came from the rewrite into 3.9's
+# layout (bytecode/legacy_finally.py) giving up: the inner try/finally, already rewritten, was
+# copied into the outer finally's inlined copies and the copies were taken for new, unrewritten
+# blocks.  Fixed for the shapes below; the function case still fails in the structurer.
 NESTED_FINALLY = {
     "module": "try:\n    pass\nfinally:\n    try:\n        pass\n    finally:\n        pass\n",
+    "class_body": "class A:\n    try:\n        pass\n    finally:\n        try:\n            pass\n"
+                  "        finally:\n            pass\n",
+    "three_deep": "try:\n    pass\nfinally:\n    try:\n        pass\n    finally:\n"
+                  "        try:\n            pass\n        finally:\n            pass\n"
+                  "        class A:\n            pass\n",
+    "try_except_inside": "try:\n    pass\nfinally:\n    try:\n        try:\n            pass\n"
+                         "        except:\n            pass\n        finally:\n            pass\n"
+                         "    except:\n        pass\n    finally:\n        pass\n",
     "function": "def f():\n    try:\n        a()\n    finally:\n        try:\n            b()\n"
                 "        finally:\n            c()\n",
 }
@@ -350,16 +361,19 @@ def _nested_finally_case(id, legacy_versions):
     return pytest.param(NESTED_FINALLY[id], id=id, marks=marks)
 
 
-@pytest.mark.parametrize("src", [_nested_finally_case("module", {"3.8"}),
+@pytest.mark.parametrize("src", [_nested_finally_case("module", set()),
+                                 _nested_finally_case("class_body", set()),
+                                 _nested_finally_case("three_deep", set()),
+                                 _nested_finally_case("try_except_inside", set()),
                                  _nested_finally_case("function", {"3.8", "3.9", "3.10"})])
 def test_try_finally_inside_finally_decompiles(src):
     _assert_module_round_trip(src)
 
 
-# Found by the corpus sweep (3.8): a subscript by a tuple holding slices (`x[1:2, ::3]`) is
-# written by 3.8's unparser as `x[(1:2, ::3)]`, which does not compile (also construct case
-# slicing_extended_keys).
-@pytest.mark.xfail(PY < (3, 9), strict=True, reason="3.8 unparses a tuple of slices in parentheses")
-def test_subscript_by_tuple_of_slices_compiles():
-    src = "y = x[1:2, ::3, 4]\n"
+# Found by the corpus sweep (3.8): a subscript by a tuple holding slices (`x[1:2, ::3]`) was
+# written by 3.8's unparser as `x[(1:2, ::3)]`, which does not compile (also construct cases
+# slicing_extended_keys, regr_fuzz_tuple_of_slices_key_store_del).  Written bare now.
+@pytest.mark.parametrize("src", ["y = x[1:2, ::3, 4]\n", "del x[:, 1.]\n", "x[0j:, n] = 1\n",
+                                 "y = x[n:,]\n", "if x[:1:2, 3]:\n    pass\n"])
+def test_subscript_by_tuple_of_slices_compiles(src):
     _assert_module_round_trip(src)

@@ -30,19 +30,25 @@ _CLOSERS = ("END_FINALLY", "RERAISE")
 class Rec:
     """A mutable raw instruction whose jump target is another :class:`Rec` (not an offset)."""
 
-    __slots__ = ("opname", "opcode", "arg", "argval", "line", "target")
+    __slots__ = ("opname", "opcode", "arg", "argval", "line", "target", "rewritten")
 
     def __init__(self, opname: str, opcode: int, arg=None, argval=None, line=None, target=None):
         self.opname, self.opcode, self.arg, self.argval = opname, opcode, arg, argval
         self.line, self.target = line, target
+        # On a ``SETUP_FINALLY``: its finally block is already in 3.9's layout.  Copies keep the
+        # mark, so a processed try/finally copied into an enclosing ``finally`` body's inlined
+        # copies is not taken for a new, unprocessed one.
+        self.rewritten = False
 
     def clone(self) -> "Rec":
-        return Rec(self.opname, self.opcode, self.arg, self.argval, self.line, self.target)
+        copy = Rec(self.opname, self.opcode, self.arg, self.argval, self.line, self.target)
+        copy.rewritten = self.rewritten
+        return copy
 
     def become(self, other: "Rec") -> None:
         """Turn into ``other`` in place, so jumps aimed at this record stay valid."""
         self.opname, self.opcode, self.arg, self.argval = other.opname, other.opcode, other.arg, other.argval
-        self.target = other.target
+        self.target, self.rewritten = other.target, other.rewritten
 
 
 def _mk(name: str, argval=None, target: Optional[Rec] = None, opcode: Optional[int] = None) -> Rec:
@@ -169,7 +175,8 @@ def _finally_regions(recs: List[Rec]) -> List[Rec]:
     heads = []
     for r in recs:
         t = r.target
-        if r.opname == "SETUP_FINALLY" and t is not None and t.opname not in ("DUP_TOP", "POP_TOP"):
+        if r.opname == "SETUP_FINALLY" and not r.rewritten and t is not None \
+                and t.opname not in ("DUP_TOP", "POP_TOP"):
             heads.append(t)
     return heads
 
@@ -239,6 +246,9 @@ def _rewrite_finally(recs: List[Rec], head: Rec) -> bool:
             _replace(recs, j, j, _handler_pop_finally(recs[j]))
     s, e = _bounds(recs, head)
     recs[e].become(_reraise())
+    for r in recs:
+        if r.opname == "SETUP_FINALLY" and r.target is head:
+            r.rewritten = True
     return True
 
 
