@@ -301,3 +301,22 @@ def f(n):
     del k[0j:, ::n]
     return k.log, k[n:,], k[:n, (1, 2)]
 """, [(1,), (-1,)])
+
+# Found by the fuzzed round trips (corpus sweep, 3.8): a loop inside a `finally` block.  3.8's
+# rewrite into 3.9's layout (bytecode/legacy_finally.py) inlines the finally body on the normal
+# path; the back edge of the inlined copy pointed at a record that never entered the instruction
+# list, so the jump left the code ("conditional jump out of the code") and decompile raised.
+case("regr_fuzz_loop_in_finally", r"""
+def f(n, log):
+    try:
+        log.append(-1)
+        if n < 0:
+            raise KeyError(n)
+    finally:
+        while n > 0:
+            n -= 1
+            log.append(n)
+        for k in range(2):
+            log.append(k)
+    return log
+""", [(0, []), (3, []), (-1, [])])

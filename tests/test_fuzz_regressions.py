@@ -346,6 +346,9 @@ NESTED_FINALLY = {
     "three_deep": "try:\n    pass\nfinally:\n    try:\n        pass\n    finally:\n"
                   "        try:\n            pass\n        finally:\n            pass\n"
                   "        class A:\n            pass\n",
+    # 3.8: the inlined copy's back edge jumped out of the code ("conditional jump out of the
+    # code"); with a body that does not always raise, the loop became an `if` (next test)
+    "loop_in_finally": "try:\n    pass\nfinally:\n    while a:\n        assert ''\n",
     "try_except_inside": "try:\n    pass\nfinally:\n    try:\n        try:\n            pass\n"
                          "        except:\n            pass\n        finally:\n            pass\n"
                          "    except:\n        pass\n    finally:\n        pass\n",
@@ -365,9 +368,20 @@ def _nested_finally_case(id, legacy_versions):
                                  _nested_finally_case("class_body", set()),
                                  _nested_finally_case("three_deep", set()),
                                  _nested_finally_case("try_except_inside", set()),
+                                 _nested_finally_case("loop_in_finally", set()),
                                  _nested_finally_case("function", {"3.8", "3.9", "3.10"})])
 def test_try_finally_inside_finally_decompiles(src):
     _assert_module_round_trip(src)
+
+
+def test_loop_in_finally_module_behaviour():
+    src = "try:\n    n = 0\nfinally:\n    while a:\n        a -= 1\n        n += 1\n"
+    _assert_module_round_trip(src)
+    for a in (0, 3):
+        original, recompiled = {"a": a}, {"a": a}
+        exec(_module(src), original)
+        exec(pellucid.recompile(_module(src)), recompiled)
+        assert recompiled["n"] == original["n"] == a, pellucid.decompile(_module(src))
 
 
 # Found by the corpus sweep (3.8): a subscript by a tuple holding slices (`x[1:2, ::3]`) was

@@ -149,6 +149,9 @@ def _replace(recs: List[Rec], first: int, last: int, new: List[Rec]) -> int:
     index of the last new record."""
     head = recs[first]
     head.become(new[0])
+    for r in [head] + new[1:]:
+        if r.target is new[0]:
+            r.target = head  # new[0] itself never enters ``recs`` (a loop back to the copy's start)
     for old in recs[first + 1:last + 1]:
         old.become(_nop())  # jumps to them now land on a no-op; keep them for identity
     recs[first + 1:first + 1] = new[1:]
