@@ -246,38 +246,67 @@ def _constant_condition(instructions, i):
 
 
 def reachable_instructions(code):
-    """The instructions of ``code`` reachable from its start (jumps, fall-through and, 3.11+,
-    exception-table handlers of reachable instructions)."""
+    """The instructions of ``code`` reachable from its start (jumps, fall-through and exception
+    handlers of reachable instructions).
+
+    3.8-3.10 (``SETUP_FINALLY``): a handler counts only once a reachable instruction between the
+    setup and the handler may raise.  ``try: pass`` -- also nested, ``try: (try: pass finally:
+    pass) except: ...`` -- keeps a handler nothing can reach; the decompiled ``pass`` lets
+    CPython drop it (and the names and code objects it uses).  3.11+: exception-table handlers
+    of reachable instructions (the compiler already drops dead ones)."""
     instructions = list(dis.get_instructions(code))
     at = {ins.offset: i for i, ins in enumerate(instructions)}
     entries = list(getattr(dis.Bytecode(code), "exception_entries", ()))
     seen = set()
-    todo = [0] if instructions else []
-    while todo:
-        i = todo.pop()
-        if i in seen or i >= len(instructions):
-            continue
-        seen.add(i)
-        ins = instructions[i]
-        constant = _constant_condition(instructions, i)
-        if ins.opcode in _JUMPS and constant is not False:
-            target = getattr(ins, "jump_target", None)
-            if target is None:
-                target = ins.argval
-            following = instructions[i + 1] if i + 1 < len(instructions) else None
-            # 3.8-3.10 `try: pass`: a handler nothing can reach
-            dead_handler = ins.opname == "SETUP_FINALLY" and following is not None \
-                and following.opname == "POP_BLOCK"
-            if isinstance(target, int) and target in at and not dead_handler:
-                todo.append(at[target])
-        if constant is True:
-            continue  # a jump on a constant that is always taken: no fall-through
-        for entry in entries:
-            if entry.start <= ins.offset < entry.end and entry.target in at:
-                todo.append(at[entry.target])
-        if ins.opname not in _STOPS:
-            todo.append(i + 1)
+    setups = {}  # index of a reachable SETUP_FINALLY -> index of its handler, not yet reached
+
+    def walk(todo):
+        while todo:
+            i = todo.pop()
+            if i in seen or i >= len(instructions):
+                continue
+            seen.add(i)
+            ins = instructions[i]
+            constant = _constant_condition(instructions, i)
+            if ins.opcode in _JUMPS and constant is not False:
+                target = getattr(ins, "jump_target", None)
+                if target is None:
+                    target = ins.argval
+                if isinstance(target, int) and target in at:
+                    if ins.opname == "SETUP_FINALLY":
+                        setups[i] = at[target]
+                    else:
+                        todo.append(at[target])
+            if constant is True:
+                continue  # a jump on a constant that is always taken: no fall-through
+            for entry in entries:
+                if entry.start <= ins.offset < entry.end and entry.target in at:
+                    todo.append(at[entry.target])
+            if ins.opname not in _STOPS:
+                todo.append(i + 1)
+
+    walk([0] if instructions else [])
+    while True:
+        # the protected code lies between the setup and its handler (3.8-3.10 layout); what it
+        # reaches outside that span (a return, a jump out) has left the block
+        live = [h for s, h in setups.items() if h not in seen and any(
+            k in seen and _may_raise(instructions, k) for k in range(s + 1, h))]
+        if not live:
+            break
+        walk(live)
     return [instructions[i] for i in sorted(seen)]
+
+
+# Instructions that raise nothing of their own: the skeleton of `try: pass` blocks.  END_FINALLY
+# and RERAISE re-raise only what an instruction of the same protected span raised first.
+_CANNOT_RAISE = {"NOP", "SETUP_FINALLY", "POP_BLOCK", "BEGIN_FINALLY", "END_FINALLY", "RERAISE",
+                 "JUMP_FORWARD", "JUMP_ABSOLUTE", "LOAD_CONST", "RETURN_VALUE"}
+
+
+def _may_raise(instructions, k):
+    """Whether instruction ``k`` may raise (a conditional jump on a constant cannot: `assert 1`)."""
+    return instructions[k].opname not in _CANNOT_RAISE \
+        and _constant_condition(instructions, k) is None
 
 
 def _tree_layout(code):
