@@ -422,3 +422,25 @@ def test_live_handler_names_are_counted():
     for body in ("x()", "try:\n        x()\n    finally:\n        pass", "assert x"):
         src = "try:\n    %s\nexcept:\n    class A:\n        pass\n" % body
         assert {"A", "__qualname__"} <= fuzz.names_used(_module(src)), src
+
+
+# Found by the corpus sweep (all versions): a chained comparison returned directly (`return a <
+# b < c`, a lambda's body) took the fallback ("and/or whose operands contain statements"); a
+# lambda then became a def that sets __name__/__qualname__ (a shape mismatch).  Both arms of
+# the chain's short-circuit return, so nothing post-dominates them; since a1b05d5 the
+# short-circuit target was taken as the meeting point and the `return` case was never tried.
+CHAIN_RETURNS = {
+    "return": "def f(a, b, c):\n    return a < b < c\n",
+    "return_three": "def f(a, b, c, d):\n    return a > b not in c < d\n",
+    "lambda": "f = lambda: a > b not in c < d\n",
+    "assert_lambda": "assert lambda: a > b < c\n",
+}
+
+
+@pytest.mark.parametrize("src", list(CHAIN_RETURNS.values()), ids=list(CHAIN_RETURNS))
+def test_returned_chained_comparison_is_structured(src):
+    for _, code in fuzz.iter_codes(_module(src)):
+        out = pellucid.decompile(code)
+        assert fuzz.FALLBACK_MARKER not in out, out
+    report = fuzz.check_program(src)
+    assert not report.failures, [str(f) for f in report.failures]

@@ -698,23 +698,27 @@ class Structurer:
         if jump is None or fall is None:
             raise StructureError("value jump out of the code")
         merge = self.cfg.common_pdom(jump, fall)
+        kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
         if merge is None:
-            # Inside a loop that only returns from its middle, nothing post-dominates: the
-            # short-circuit target is where an and/or's operands meet (checked below).
+            # Nothing post-dominates: either each arm returns (``return a < b < c``: 3.8-3.11
+            # return from the chain's cleanup, 3.12+ copy the return; handled below), or, inside
+            # a loop that only returns from its middle, the short-circuit target is where the
+            # operands meet (checked below).
+            saved = self.save_state()
+            try:
+                j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, stop)
+                f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop)
+            except (StructureError, IndexError):
+                j_stack = f_stack = ()  # type: ignore[assignment]
+            if j_stack is None and f_stack is None and _single_return(j_s) and _single_return(f_s):
+                return self._return_boolop(kind, v, j_s, f_s, out)
+            self.restore_state(saved)
             merge = jump
         inner_stop = stop | {merge}
         j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, inner_stop)
         f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
-        kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
         if j_stack is None and f_stack is None and _single_return(j_s) and _single_return(f_s):
-            # 3.12+ copies a small ``return`` into both arms: ``return a and b``.
-            jv, rest = j_s[0].value, f_s[0].value
-            if not (jv is v or same_expr(jv, v)):
-                raise StructureError("and/or whose short-circuit path changes the value")
-            # Both arms consumed what lay below (the duplicated middle operand of a chained
-            # comparison); returning discards the rest, so nothing is saved.
-            self.emit(out, ast.Return(boolop(kind, v, rest)), [])
-            return None
+            return self._return_boolop(kind, v, j_s, f_s, out)
         if j_s or f_s or j_stack is None or f_stack is None or j_end is not f_end \
                 or len(j_stack) != len(f_stack):
             raise StructureError("and/or whose operands contain statements")
@@ -725,3 +729,15 @@ class Structurer:
         else:
             raise StructureError("and/or whose short-circuit path changes the value")
         return f_stack[:-1] + [result], j_end
+
+    def _return_boolop(self, kind: type, v: ast.expr, j_s: List[ast.stmt], f_s: List[ast.stmt],
+                       out: List[ast.stmt]) -> None:
+        """Both arms of an and/or return (3.12+ copies a small ``return`` into both arms:
+        ``return a and b``): one ``return`` of the whole expression."""
+        jv, rest = j_s[0].value, f_s[0].value  # type: ignore[attr-defined]
+        if not (jv is v or same_expr(jv, v)):
+            raise StructureError("and/or whose short-circuit path changes the value")
+        # Both arms consumed what lay below (the duplicated middle operand of a chained
+        # comparison); returning discards the rest, so nothing is saved.
+        self.emit(out, ast.Return(boolop(kind, v, rest)), [])
+        return None
