@@ -320,3 +320,38 @@ def f(n, log):
             log.append(k)
     return log
 """, [(0, []), (3, []), (-1, [])])
+
+# Found by the fuzzed round trips (corpus sweep, 3.8; all versions): a local that the code reads
+# but never assigns -- made local by an annotation (`A: int`, which compiles to nothing in a
+# function) or by an assignment the compiler removed as dead -- was written as a plain name, so
+# the recompiled function read the global: NameError (or a global's value) where the original
+# raises UnboundLocalError.  Likewise a cell variable read only by a nested function, and a
+# local bound only in an exception handler that cannot run (not written in the source).
+case("regr_fuzz_unassigned_local", r"""
+A = "global"
+
+def f(n):
+    def inner():
+        return B
+    if n == 0:
+        return +A
+    if n == 1:
+        return x
+    if n == 2:
+        return inner()
+    if n == 3:
+        try:
+            try:
+                pass
+            except:
+                class C:  # never runs: the only binding of C
+                    pass
+        except:
+            pass
+        return C
+    return n
+    A: int
+    B: int
+    if 0:
+        x = 1
+""", [(0,), (1,), (2,), (3,), (4,)])

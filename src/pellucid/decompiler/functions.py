@@ -264,6 +264,12 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
     if doc is not None:
         head.append(ast.Expr(ast.Constant(doc)))
     head.extend(sub.declarations())
+    # A local the source does not bind (``A: int`` after ``return A``; an assignment the compiler
+    # removed, ``if 0: A = 1``; one in a handler that cannot run) must stay local: without a
+    # binding the recompiled function would read a global (NameError for UnboundLocalError).
+    # An annotation of a simple name in a function is never evaluated and compiles to nothing.
+    head.extend(ast.AnnAssign(ast.Name(n, ast.Store()), ast.Name("object", ast.Load()), None, 1)
+                for n in unassigned_locals(code, stmts))
     body = head + stmts
     flags = kind_flags(code)
     if flags & CO_ASYNC_GENERATOR and _returns_value(body):
@@ -277,6 +283,66 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
         # yield keeps the flag (the compiler drops the code, not the flag).
         body.append(ast.If(ast.Constant(False), [ast.Expr(ast.Yield(None))], []))
     return body
+
+
+def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
+    """Local (and cell) variables the instructions of ``code`` use that are not parameters and
+    that ``body`` (its decompiled statements) never binds, in ``co_varnames``/``co_cellvars``
+    order.  (The bytecode may bind them only in code that never runs, which is not written.)
+
+    >>> def f():
+    ...     return A
+    ...     A: int
+    >>> unassigned_locals(f.__code__, [ast.Return(ast.Name("A", ast.Load()))])
+    ['A']
+    """
+    flags = code.co_flags
+    nargs = code.co_argcount + code.co_kwonlyargcount + bool(flags & CO_VARARGS) \
+        + bool(flags & CO_VARKEYWORDS)
+    candidates = [n for n in code.co_varnames[nargs:] + tuple(
+        n for n in code.co_cellvars if n not in code.co_varnames)
+        if n not in code.co_varnames[:nargs] and isinstance(n, str) and n.isidentifier()]
+    if not candidates:
+        return []
+    used = set()
+    for ins in dis.get_instructions(code):
+        if ins.opcode in dis.haslocal or ins.opcode in dis.hasfree:
+            used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    bound = _bound_names(body)
+    return [n for n in candidates if n in used and n not in bound]
+
+
+def _bound_names(body: List[ast.stmt]) -> set:
+    """Names ``body`` binds in its own scope -- and, to be safe, the targets of comprehensions
+    (3.12+ keeps an inlined comprehension's variables among the function's locals, though the
+    source binds them in the comprehension's scope)."""
+    bound = set()
+    work: List[ast.AST] = list(body)
+    while work:
+        node = work.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)  # its body is another scope; its decorators, defaults are not
+            work.extend(node.decorator_list)
+            if not isinstance(node, ast.ClassDef):
+                work.append(node.args)
+            else:
+                work.extend(node.bases + [k.value for k in node.keywords])
+            continue
+        elif isinstance(node, ast.Lambda):
+            work.append(node.args)
+            continue
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif type(node).__name__ in ("MatchAs", "MatchStar") and getattr(node, "name", None):
+            bound.add(node.name)  # type: ignore[attr-defined]
+        elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
+            bound.add(node.rest)  # type: ignore[attr-defined]
+        work.extend(ast.iter_child_nodes(node))
+    return bound
 
 
 def _returns_value(stmts: List[ast.stmt]) -> bool:
