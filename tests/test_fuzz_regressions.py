@@ -182,8 +182,12 @@ def test_module_variable_annotation_behaviour():
 # is structured everywhere now.
 ALL_VERSIONS = {"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"}
 STRUCTURE_FAILURES = {  # id: (body, versions failing in a function, versions failing in a class)
+    # 3.8/3.9 since the test's trampoline (the middle operand's pop) counts as its false exit
     "while_chained_comparison": ("while a < b < c:\n    a += 1\n",
-                                 ALL_VERSIONS - {"3.11"}, set()),
+                                 ALL_VERSIONS - {"3.8", "3.9", "3.11"}, set()),
+    # (corpus sweep, 3.8: "IndexError: pop from empty list" fallbacks)
+    "while_and_chained_comparison": ("while b and a is not b > c:\n    b -= 1\n",
+                                     set(), set()),
     "for_body_always_breaks": ("for x in a:\n    break\n",
                                set(), set()),
 }
@@ -374,6 +378,10 @@ def test_try_finally_inside_finally_decompiles(src):
     _assert_module_round_trip(src)
 
 
+@pytest.mark.xfail(PY >= (3, 10), strict=True,
+                   reason="3.10+: a loop ending the finally body at the end of the code has no "
+                          "structured form ('finally body not repeated on the normal path'); "
+                          "3.10 then raises, 3.11+ take the fallback")
 def test_loop_in_finally_module_behaviour():
     src = "try:\n    n = 0\nfinally:\n    while a:\n        a -= 1\n        n += 1\n"
     _assert_module_round_trip(src)

@@ -446,17 +446,24 @@ class LoopBuilder:
         if header.last.op in POP_JUMPS and self.effective_handler(header) == ctx.exc:  # type: ignore[attr-defined]
             trial = list(stack)
             sink: List[ast.stmt] = []
+            chain: FrozenSet[Block] = frozenset()
             try:
                 for ins in header.instrs[:-1]:
                     self.step(ins, trial, sink)
                 # ``while a and b:`` / ``while a or b:`` test in several blocks
-                c, t, f, _ = self.compound_condition(header, trial)  # type: ignore[attr-defined]
-            except StructureError:
+                c, t, f, _, chain = self._fold_condition(header, trial)  # type: ignore[attr-defined]
+            except (StructureError, IndexError):
                 sink = [ast.Pass()]
             if not sink and (t in body) != (f in body):
                 cond = c if t in body else negate(c)
                 start = t if t in body else f
                 normal = f if t in body else t
+                # ``while a < b < c:``: the first comparison's false exit first drops the
+                # duplicated middle operand (a trampoline reached only from the test); the
+                # condition expression accounts for it, so it is the loop's normal exit.
+                exits = {normal if e is not normal and set(e.preds) <= chain
+                         and self._skip_trampoline(e) is normal else e  # type: ignore[attr-defined]
+                         for e in exits}
         follow = self._follow(exits, normal, ctx, body)
         self.active_loops.add(header)
         try:
