@@ -355,3 +355,27 @@ def f(n):
     if 0:
         x = 1
 """, [(0,), (1,), (2,), (3,), (4,)])
+
+# Found with the 3.8 fix above, on 3.10+: a while loop that ends a `finally` body which ends
+# the function had no structured form ("finally body not repeated on the normal path": each
+# exit of the loop has its own copy of the RERAISE, or of the final return on the normal path,
+# so no copy has a `break`); 3.10 raised DecompileError, 3.11+ took the fallback.
+case("regr_fuzz_loop_ends_final_finally", r"""
+def f(n, log):
+    try:
+        log.append(-1)
+        if n < 0:
+            raise KeyError(n)
+    finally:
+        while n > 0:
+            n -= 1
+            log.append(n)
+
+def drive(func, n):
+    log = []
+    try:
+        func(n, log)
+    except KeyError as exc:
+        return log, repr(exc)
+    return log
+""", [(0,), (3,), (-1,)], driver="drive")

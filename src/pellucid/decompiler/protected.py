@@ -412,6 +412,7 @@ class ProtectedBuilder:
         is_finally = self._is_finally(probe)
         if is_finally:
             probe = _factor_terminal_tail(probe)  # (3.10 copies the RERAISE into an ending if)
+            probe = _loop_exits_as_breaks(probe)
         self._absorb[level] = "finally" if is_finally else "except"
         if is_finally:
             self._finally_bodies[level] = _strip_reraise(probe) or [ast.Pass()]
@@ -438,6 +439,8 @@ class ProtectedBuilder:
                 rest = _drop_returns_before_same(rest if rest_stack is not None else _split_tail_return(rest))
             if not _starts_with(rest, final):
                 rest = _factor_terminal_tail(rest)
+            if not _starts_with(rest, final):
+                rest = _loop_exits_as_breaks(rest)
             if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
@@ -843,6 +846,48 @@ def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
     if len(body) <= n or [ast.dump(x) for x in body[-n:]] != [ast.dump(x) for x in tail]:
         return stmts
     return [ast.If(stmts[0].test, body[:-n], [])] + tail
+
+
+def _loop_exits_as_breaks(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``while ...: ... T ...`` followed by ``T`` (a re-raise or constant return that ends the
+    code), the loop being the last thing before ``T`` -> the copies of ``T`` in the loop are
+    ``break`` (leaving the loop reaches ``T`` with nothing in between).
+
+    3.11+ gives each exit of a loop that ends a ``finally`` body its own copy of the RERAISE
+    (the normal-path copy: of the return after the statement), so the loop has no exit to
+    break to; the copies hide the ``finally`` body both ways.  Only ``if`` statements are
+    looked through: in a ``try`` or ``with`` the two would not be the same."""
+    if len(stmts) < 2:
+        return stmts
+    end = stmts[-1]
+    if not (isinstance(end, Reraise) or isinstance(end, ast.Return) and (
+            end.value is None or isinstance(end.value, ast.Constant))):
+        return stmts
+    key = ast.dump(end)
+    changed = [False]
+
+    def in_loop(body: List[ast.stmt]) -> List[ast.stmt]:
+        out: List[ast.stmt] = []
+        for st in body:
+            if ast.dump(st) == key:
+                out.append(ast.Break())
+                changed[0] = True
+            elif isinstance(st, ast.If):
+                out.append(ast.If(st.test, in_loop(st.body), in_loop(st.orelse)))
+            else:
+                out.append(st)
+        return out
+
+    def tail(st: ast.stmt) -> ast.stmt:
+        if isinstance(st, ast.If):
+            return ast.If(st.test, [*st.body[:-1], tail(st.body[-1])] if st.body else st.body,
+                          [*st.orelse[:-1], tail(st.orelse[-1])] if st.orelse else st.orelse)
+        if isinstance(st, ast.While) and not st.orelse:
+            return ast.While(st.test, in_loop(st.body), [])
+        return st
+
+    new = stmts[:-2] + [tail(stmts[-2]), end]
+    return new if changed[0] else stmts
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
