@@ -8,7 +8,7 @@ import dis
 import inspect
 import sys
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 from pellucid.bytecode.instruction import Instr
 from pellucid.decompiler import markers as M
@@ -304,7 +304,7 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
         if n not in code.co_varnames[:nargs] and isinstance(n, str) and n.isidentifier()]
     if not candidates:
         return []
-    used = set()
+    used: Set[str] = set()
     for ins in dis.get_instructions(code):
         if ins.opcode in dis.haslocal or ins.opcode in dis.hasfree:
             used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
@@ -312,11 +312,11 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
     return [n for n in candidates if n in used and n not in bound]
 
 
-def _bound_names(body: List[ast.stmt]) -> set:
+def _bound_names(body: List[ast.stmt]) -> Set[str]:
     """Names ``body`` binds in its own scope -- and, to be safe, the targets of comprehensions
     (3.12+ keeps an inlined comprehension's variables among the function's locals, though the
     source binds them in the comprehension's scope)."""
-    bound = set()
+    bound: Set[str] = set()
     work: List[ast.AST] = list(body)
     while work:
         node = work.pop()
