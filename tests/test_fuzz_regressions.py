@@ -175,16 +175,12 @@ def test_module_variable_annotation_behaviour():
     assert recompiled["x"] == 1
 
 
-# Loops the structurer cannot handle everywhere: a chained comparison as a `while` condition
-# (3.11 structures it, elsewhere an internal failure) falls back to the state machine.  Not
-# wrong in a function, but unreadable for plain loops -- and in a class body it raises (second
-# test, which the fallback now passes).  A `for` whose body always breaks has no back edge; it
-# is structured everywhere now.
-ALL_VERSIONS = {"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"}
+# Loops the structurer once failed on (the fallback's state machine was used): a chained
+# comparison as a `while` condition (all but 3.11), and a `for` whose body always breaks (no
+# back edge).  Both are structured everywhere now; the lists stay for new entries.
 STRUCTURE_FAILURES = {  # id: (body, versions failing in a function, versions failing in a class)
-    # 3.8/3.9 since the test's trampoline (the middle operand's pop) counts as its false exit
     "while_chained_comparison": ("while a < b < c:\n    a += 1\n",
-                                 ALL_VERSIONS - {"3.8", "3.9", "3.11"}, set()),
+                                 set(), set()),
     # (corpus sweep, 3.8: "IndexError: pop from empty list" fallbacks)
     "while_and_chained_comparison": ("while b and a is not b > c:\n    b -= 1\n",
                                      set(), set()),

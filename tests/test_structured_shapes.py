@@ -27,6 +27,9 @@ STRUCTURED = (
     "try_in_try_body_shared_return",  # email.message.Message.get_payload
     "for_break_in_except_clause_copies_clause_end",  # enum._simple_enum.<locals>.convert_class
     "for_break_in_except_clause_inside_loop",  # enum._simple_enum.<locals>.convert_class
+    "chained_comparison_four_operands_if_copied_exit",  # found reading 3.12's fuzz fallbacks
+    "chained_comparison_four_operands_while_copied_exit",
+    "chained_comparison_values_copied_tails",
 )
 
 

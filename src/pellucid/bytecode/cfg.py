@@ -45,8 +45,11 @@ class CFG:
     3
     """
 
-    def __init__(self, instrs: List[Instr]) -> None:
+    def __init__(self, instrs: List[Instr], extra_leaders: Optional[Set[int]] = None) -> None:
+        """``extra_leaders``: instruction indices that start a block though nothing jumps there
+        (see ``rotated_tests``)."""
         self.instrs = instrs
+        self.extra_leaders = set(extra_leaders or ())
         self.blocks: List[Block] = []
         self.block_at: Dict[int, Block] = {}
         self._build()
@@ -69,7 +72,7 @@ class CFG:
     def _build(self) -> None:
         ins = self.instrs
         n = len(ins)
-        leaders = {0}
+        leaders = {0} | self.extra_leaders
         for k, x in enumerate(ins):
             if x.target is not None:
                 leaders.add(x.target)

@@ -12,6 +12,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
+from pellucid.bytecode.rotated_tests import rotated_test_starts
+from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.decompiler import markers as M
 from pellucid.decompiler import sharing
 from pellucid.decompiler.async_loops import AsyncLoopBuilder
@@ -51,10 +53,16 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if not self.instrs:
             raise StructureError("no instructions")
         self.cfg = CFG(self.instrs)
+        if PY >= (3, 10) and any(self.cfg.is_loop_header(b) for b in self.cfg.blocks):
+            self._depths = entry_depths(code)
+            splits = rotated_test_starts(self.cfg, self._depths)
+            if splits:
+                self.cfg = CFG(self.instrs, splits)
         self.globals_: Set[str] = set()
         self.nonlocals: Set[str] = set()
         self.local_names = set(code.co_varnames) | set(code.co_cellvars)
         self.active_loops: Set[Block] = set()
+        self.latch_tests: Set[Block] = set()  # first blocks of the re-tests of the loops being built
         self.break_cuts: Dict[Block, Tuple[int, Block]] = {}
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}

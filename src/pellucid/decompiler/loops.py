@@ -12,7 +12,7 @@ from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.structure import Ctx, Loop, negate
+from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
 
 
 
@@ -67,6 +67,19 @@ def _same_exit(a: Block, b: Block) -> bool:
         return False
     return all(x.op == y.op and type(x.arg) is type(y.arg) and x.arg == y.arg
                for x, y in zip(a.instrs, b.instrs))
+
+
+def _past_jump_back(block: Block, header: Block) -> Block:
+    """``header`` for the lone ``JUMP`` back to it that 3.12+ puts after a loop's re-test."""
+    if len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is header:
+        return header
+    return block
+
+
+def _jumps_to_same(a: Block, b: Block) -> bool:
+    """Blocks that lead to one place by jumps alone (3.12+: the guard's and the latch's exits to
+    an enclosing loop's next iteration; 3.11: the latch's exit jumping to the guard's)."""
+    return past_lone_jumps(a) is past_lone_jumps(b)
 
 
 def strip_trailing_continue(stmts: List[ast.stmt]) -> List[ast.stmt]:
@@ -307,12 +320,24 @@ class LoopBuilder:
     def latch_test(self, header: Block, body: FrozenSet[Block]) -> Optional[Tuple[Block, Block]]:
         """3.10+ rotated ``while``: (latch block, normal exit) when the latch tests the condition."""
         latches = [p for p in header.preds if p in body]
-        if len(latches) != 1:
+        # Each test that loops back is a latch (``while a or b``: two); the last one in the code
+        # is where the re-test ends.  3.12+ has no backward conditional jump: such a test falls
+        # into a ``JUMP`` of its own.
+        tests: List[Tuple[Block, Block]] = []
+        for j in latches:
+            if len(j.instrs) == 1 and j.last.op == "JUMP" and len(j.preds) == 1 \
+                    and j.preds[0] in body and j.preds[0].last.op in POP_JUMPS:
+                tests.append((j.preds[0], j))
+            elif j.last.op in POP_JUMPS:
+                tests.append((j, header))
+            else:
+                return None
+        if not tests or (len(tests) > 1 and len({t for t, _ in tests}) != len(tests)):
             return None
-        latch = latches[0]
+        latch, back = max(tests, key=lambda pair: pair[0].start)
         if latch.last.op not in POP_JUMPS or latch is header:
             return None
-        other = latch.fallthrough if latch.jump is header else latch.jump if latch.fallthrough is header else None
+        other = latch.fallthrough if latch.jump is back else latch.jump if latch.fallthrough is back else None
         if other is None or other in body:
             return None
         return latch, other
@@ -458,12 +483,9 @@ class LoopBuilder:
                 cond = c if t in body else negate(c)
                 start = t if t in body else f
                 normal = f if t in body else t
-                # ``while a < b < c:``: the first comparison's false exit first drops the
-                # duplicated middle operand (a trampoline reached only from the test); the
-                # condition expression accounts for it, so it is the loop's normal exit.
-                exits = {normal if e is not normal and set(e.preds) <= chain
-                         and self._skip_trampoline(e) is normal else e  # type: ignore[attr-defined]
-                         for e in exits}
+                # A chained comparison's early tests leave through a block that drops the
+                # duplicated operand and jumps on to the same place: not a ``break``.
+                exits = self._chain_cleanup_exits(exits, chain, normal)
         follow = self._follow(exits, normal, ctx, body)
         self.active_loops.add(header)
         try:
@@ -479,11 +501,26 @@ class LoopBuilder:
         self.emit(out, ast.While(cond, body_s, orelse), stack)
         return (list(stack) if follow is not None else None), follow
 
+    def _chain_cleanup_exits(self, exits: Set[Block], chain: FrozenSet[Block], normal: Optional[Block]) -> Set[Block]:
+        """``exits`` less the blocks where a chained comparison's early tests leave the loop: they
+        drop the duplicated operand and go on to ``normal`` (or to a copy of it), so they are
+        the loop's normal exit, not a ``break``."""
+        if normal is None:
+            return exits
+        out = set()
+        for e in exits:
+            if set(e.preds) <= chain and e is not normal and e.instrs[0].op == "POP_TOP":
+                if self._meet(normal, e, self._skip_trampoline, [None], []) is normal:  # type: ignore[attr-defined]
+                    continue
+            out.add(e)
+        return out
+
     def _latch_test_start(self, latch: Block, header: Block, body: FrozenSet[Block], cond: ast.expr,
-                          stack: List[Any], normal: Block) -> Optional[Block]:
-        """The first block of the latch's re-test of ``cond`` (None if the latch does not re-test
-        it).  ``while a and b:`` re-tests in two blocks, the last of which jumps back; walking
-        back from it, each earlier block that only computes a condition may start the test."""
+                          stack: List[Any], normal: Block) -> Optional[Tuple[Block, FrozenSet[Block]]]:
+        """The first block of the latch's re-test of ``cond`` and the blocks of that test (None
+        if the latch does not re-test it).  ``while a and b:`` re-tests in two blocks, the last
+        of which jumps back; walking back from it, each earlier block that only computes a
+        condition may start the test."""
         start: Optional[Block] = latch
         for _ in range(16):
             if start is None or start not in body or start is header:
@@ -493,13 +530,14 @@ class LoopBuilder:
             try:
                 for ins in start.instrs[:-1]:
                     self.step(ins, trial, sink)
-                c, t, f, _ = self.compound_condition(start, trial)  # type: ignore[attr-defined]
-            except StructureError:
+                c, t, f, _, chain = self._fold_condition(start, trial)  # type: ignore[attr-defined]
+                t, f = _past_jump_back(t, header), _past_jump_back(f, header)
+            except (StructureError, IndexError):  # (IndexError: a test continuing an earlier one)
                 c = t = f = None  # type: ignore[assignment]
             if not sink and c is not None and (t, f) in ((header, normal), (normal, header)):
                 test = c if t is header else negate(c)
                 if ast.dump(test) == ast.dump(cond):
-                    return start
+                    return start, chain
             if len(start.preds) != 1 or start.preds[0].last.op not in POP_JUMPS:
                 return None
             start = start.preds[0]
@@ -509,6 +547,9 @@ class LoopBuilder:
                             stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                             out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
         """3.10+ ``while cond:``: ``if cond:`` guard + loop whose latch re-tests ``cond``."""
+        if len(header.instrs) == 1 and header.last.op == "JUMP" and header.jump is not None \
+                and self.cfg.is_loop_header(header.jump):
+            header = header.jump  # (a guard in several blocks ends in a jump to the loop)
         if header in self.active_loops or not self.cfg.is_loop_header(header):
             return None
         body = frozenset(self.cfg.loop_body(header))
@@ -516,20 +557,24 @@ class LoopBuilder:
         if lt is None:
             return None
         latch, normal = lt
-        if normal is not exit_block and not _same_exit(normal, exit_block):
+        if normal is not exit_block and not _same_exit(normal, exit_block) \
+                and not _jumps_to_same(normal, exit_block):
             return None
-        latch = self._latch_test_start(latch, header, body, cond, stack, normal)  # type: ignore[assignment]
-        if latch is None:
+        test = self._latch_test_start(latch, header, body, cond, stack, normal)
+        if test is None:
             return None
-        exits = self._exits(body, header)
+        latch, chain = test
+        exits = self._chain_cleanup_exits(self._exits(body, header), chain, normal)
         follow = self._follow(exits, normal, ctx, body)
         self.active_loops.add(header)
+        self.latch_tests.add(latch)
         try:
             body_s, _, _ = self.walk(header, list(stack),
                                      self._loop_ctx(ctx, header, latch, follow, body), frozenset(),
                                      first=header)
         finally:
             self.active_loops.discard(header)
+            self.latch_tests.discard(latch)
         body_s = strip_trailing_continue(body_s) or [ast.Pass()]
         orelse = self._else_clause(normal, follow, stack, ctx, stop)
         self.emit(out, ast.While(cond, body_s, orelse), stack)

@@ -8,7 +8,7 @@ caller turns into the documented fallback.
 """
 import ast
 import copy
-from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import Block
 from pellucid.bytecode.instruction import POP_JUMPS, VALUE_JUMPS
@@ -16,6 +16,8 @@ from pellucid.decompiler import markers as M
 from pellucid.decompiler import sharing
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import same_expr
+from pellucid.decompiler.copied_tails import operand_at_hole
+from pellucid.decompiler.sharing import replace_nodes
 
 _TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 _CASE_START = ("COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
@@ -175,6 +177,31 @@ def same_code(a: Block, b: Block, depth: int = 0) -> bool:
                for p, q in ((a.jump, b.jump), (a.fallthrough, b.fallthrough)))
 
 
+def past_lone_jumps(block: Block) -> Block:
+    """Where ``block`` leads when it (and the blocks after it) only jump."""
+    for _ in range(8):
+        if len(block.instrs) != 1 or block.last.op != "JUMP" or block.jump is None or block.jump is block:
+            break
+        block = block.jump
+    return block
+
+
+def _drops_into_copy(dropping: Block, plain: Block) -> bool:
+    """``dropping`` is ``POP_TOP`` followed by the instructions of ``plain`` (going on to the
+    same or same-code blocks)."""
+    ins = dropping.instrs
+    if len(ins) != len(plain.instrs) + 1 or ins[0].op != "POP_TOP" or dropping.handler != plain.handler:
+        return False
+    for x, y in zip(ins[1:], plain.instrs):
+        if x.op != y.op or not _same_arg(x.arg, y.arg) or (x.target is None) != (y.target is None):
+            return False
+    if (dropping.jump is None) != (plain.jump is None) \
+            or (dropping.fallthrough is None) != (plain.fallthrough is None):
+        return False
+    return all(p is None or same_code(p, q)  # type: ignore[arg-type]
+               for p, q in ((dropping.jump, plain.jump), (dropping.fallthrough, plain.fallthrough)))
+
+
 def negate(e: ast.expr) -> ast.expr:
     """``not e``, simplified where that is exact."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
@@ -226,6 +253,7 @@ class Structurer:
 
     floor = 0
     outer_floor = 0
+    latch_tests: Set[Block]  # set by the host's __init__: a loop's re-test is no operand of an ``if``
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -382,6 +410,7 @@ class Structurer:
         and heads no loop: it can be one more operand of the condition ``chain`` computes."""
         return bool(block.preds) and set(block.preds) <= chain and block.last.op in POP_JUMPS \
             and block not in self.active_loops and not self.cfg.is_loop_header(block) \
+            and block not in self.latch_tests \
             and all(block.handler == p.handler for p in block.preds)
 
     def _condition_operands(self, block: Block, stack: List[Any]) -> Optional[List[Any]]:
@@ -402,6 +431,30 @@ class Structurer:
                 break
             block = nxt
         return block
+
+    def _meet(self, new: Block, old: Block, skip: Callable[[Block], Block],
+              before: List[Any], after: List[Any]) -> Optional[Block]:
+        """Where a condition's test sending to ``new`` and the earlier tests sending to ``old``
+        both go, or None when they go to different places.
+
+        Targets are the same through trampolines (``skip``).  They are also the same when
+        ``old`` drops the duplicated middle operand of a chained comparison and then runs a copy
+        of ``new``: 3.10+ copies a small exit (``return None``) into each jump to it, so the
+        short-circuit cleanup of ``if a < b < c < d:`` carries its own copy of the code the last
+        test jumps to.  Then ``new`` is the target, reached with the operand gone (``after`` is
+        ``before`` less that operand).  Two copies of one exit that leaves are one target too,
+        and so are blocks that only jump to one place.
+        """
+        a, b = skip(new), skip(old)
+        if a is b:
+            return new if new is old else b
+        if len(before) == len(after) + 1 and _drops_into_copy(b, a):
+            return a
+        if not a.succs and not b.succs and same_code(a, b):
+            return a  # two copies of one exit (after the chain's cleanup, in a 3.12+ latch)
+        if past_lone_jumps(a) is past_lone_jumps(b):
+            return a  # (3.12+ gives each test that loops back its own ``JUMP`` to the loop's start)
+        return None
 
     def compound_condition(self, block: Block, stack: List[Any]) -> Tuple[ast.expr, Block, Block, List[Any]]:
         """Fold chains of condition-only blocks into one ``and``/``or`` expression.
@@ -454,40 +507,48 @@ class Structurer:
             y = self._condition_only(t, chain, stack)
             if y is not None:
                 e2, t2, f2, st = y
-                if skip(f2) is skip(f):
-                    cond, t, f, stack, chain = boolop(ast.And, cond, e2), t2, (f2 if f2 is f else skip(f)), st, chain | {t}
+                m = self._meet(f2, f, skip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.And, cond, e2), t2, m, st, chain | {t}
                     continue
-                if skip(t2) is skip(f):
-                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(e2)), f2, (t2 if t2 is f else skip(f)), st, chain | {t}
+                m = self._meet(t2, f, skip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(e2)), f2, m, st, chain | {t}
                     continue
             y = self._condition_only(f, chain, stack)
             if y is not None:
                 e2, t2, f2, st = y
-                if skip(t2) is skip(t):
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, e2), (t2 if t2 is t else skip(t)), f2, st, chain | {f}
+                m = self._meet(t2, t, skip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, e2), m, f2, st, chain | {f}
                     continue
-                if skip(f2) is skip(t):
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(e2)), (f2 if f2 is t else skip(t)), t2, st, chain | {f}
+                m = self._meet(f2, t, skip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(e2)), m, t2, st, chain | {f}
                     continue
             # One arm is a whole ``and``/``or`` of its own: ``a or (b and c)``, ``a and (b or c)``
             # (both ways the group ends where ``a`` jumps to).
             z = self._sub_condition(t, chain, stack)
             if z is not None:
                 e2, t2, f2, st, sub = z
-                if jskip(f2) is jskip(f):
-                    cond, t, f, stack, chain = boolop(ast.And, cond, _grouped(e2)), t2, (f2 if f2 is f else jskip(f)), st, chain | sub
+                m = self._meet(f2, f, jskip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.And, cond, _grouped(e2)), t2, m, st, chain | sub
                     continue
-                if jskip(t2) is jskip(f):
-                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(_grouped(e2))), f2, (t2 if t2 is f else jskip(f)), st, chain | sub
+                m = self._meet(t2, f, jskip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(_grouped(e2))), f2, m, st, chain | sub
                     continue
             z = self._sub_condition(f, chain, stack)
             if z is not None:
                 e2, t2, f2, st, sub = z
-                if jskip(t2) is jskip(t):
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, _grouped(e2)), (t2 if t2 is t else jskip(t)), f2, st, chain | sub
+                m = self._meet(t2, t, jskip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, _grouped(e2)), m, f2, st, chain | sub
                     continue
-                if jskip(f2) is jskip(t):
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(_grouped(e2))), (f2 if f2 is t else jskip(t)), t2, st, chain | sub
+                m = self._meet(f2, t, jskip, stack, st)
+                if m is not None:
+                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(_grouped(e2))), m, t2, st, chain | sub
                     continue
             return cond, t, f, stack, chain
 
@@ -697,28 +758,38 @@ class Structurer:
         jump, fall = block.jump, block.fallthrough
         if jump is None or fall is None:
             raise StructureError("value jump out of the code")
-        merge = self.cfg.common_pdom(jump, fall)
         kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
+        merge = self.cfg.common_pdom(jump, fall)
         if merge is None:
-            # Nothing post-dominates: either each arm returns (``return a < b < c``: 3.8-3.11
-            # return from the chain's cleanup, 3.12+ copy the return; handled below), or, inside
-            # a loop that only returns from its middle, the short-circuit target is where the
-            # operands meet (checked below).
-            saved = self.save_state()
-            try:
-                j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, stop)
-                f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop)
-            except (StructureError, IndexError):
-                j_stack = f_stack = ()  # type: ignore[assignment]
-            if j_stack is None and f_stack is None and _single_return(j_s) and _single_return(f_s):
-                return self._return_boolop(kind, v, j_s, f_s, out)
-            self.restore_state(saved)
-            merge = jump
-        inner_stop = stop | {merge}
-        j_s, j_stack, j_end = self.walk(jump, list(stack), ctx, inner_stop)
-        f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
-        if j_stack is None and f_stack is None and _single_return(j_s) and _single_return(f_s):
-            return self._return_boolop(kind, v, j_s, f_s, out)
+            # Inside a loop that only returns from its middle, nothing post-dominates: the
+            # short-circuit target is where an and/or's operands meet (checked below) -- unless
+            # the other arm leaves, when each arm ends in its own copy of the tail.
+            f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop | {jump})
+            if f_stack is None:
+                # A target that only leaves may be an enclosing and/or's short-circuit target
+                # too (``return a < b < c < d``): its copy of the tail is walked here as well.
+                j_stop = stop - {jump} if not jump.succs else stop
+                j_s, j_stack, j_end = self.walk(jump, stack, ctx, j_stop)
+            else:
+                j_s, j_stack, j_end = [], stack, jump
+        else:
+            inner_stop = stop | {merge}
+            j_s, j_stack, j_end = self.walk(jump, stack, ctx, inner_stop)
+            f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
+        if j_stack is None and f_stack is None:
+            # Both arms leave through copies of one tail: ``return a and b``, and 3.12+'s
+            # ``x = a < b < c; return x``.
+            # The value is one node: where the short-circuit arm has it, the other arm has the
+            # and/or's last operand.
+            rest = operand_at_hole(j_s, f_s, v)
+            if rest is None:
+                raise StructureError("and/or whose arms leave by different code")
+            # Both arms consumed what lay below (the duplicated middle operand of a chained
+            # comparison); leaving discards the rest, so nothing is saved.
+            combined = boolop(kind, v, rest)
+            for stmt in f_s:
+                self.emit(out, replace_nodes(stmt, {id(rest): combined}), [])
+            return None
         if j_s or f_s or j_stack is None or f_stack is None or j_end is not f_end \
                 or len(j_stack) != len(f_stack):
             raise StructureError("and/or whose operands contain statements")
@@ -729,15 +800,3 @@ class Structurer:
         else:
             raise StructureError("and/or whose short-circuit path changes the value")
         return f_stack[:-1] + [result], j_end
-
-    def _return_boolop(self, kind: type, v: ast.expr, j_s: List[ast.stmt], f_s: List[ast.stmt],
-                       out: List[ast.stmt]) -> None:
-        """Both arms of an and/or return (3.12+ copies a small ``return`` into both arms:
-        ``return a and b``): one ``return`` of the whole expression."""
-        jv, rest = j_s[0].value, f_s[0].value  # type: ignore[attr-defined]
-        if not (jv is v or same_expr(jv, v)):
-            raise StructureError("and/or whose short-circuit path changes the value")
-        # Both arms consumed what lay below (the duplicated middle operand of a chained
-        # comparison); returning discards the rest, so nothing is saved.
-        self.emit(out, ast.Return(boolop(kind, v, rest)), [])
-        return None
