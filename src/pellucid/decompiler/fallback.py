@@ -1109,10 +1109,12 @@ class Fallback:
 
     def op_MATCH_SEQUENCE(self, ins: Instr, arg: Any) -> None:
         t = self.top_name()
-        self.push("__pellucid_builtins.isinstance(%s, __pellucid_builtins.__import__('collections.abc').abc.Sequence) and not __pellucid_builtins.isinstance(%s, (str, bytes, bytearray))" % (t, t))
+        self.push("__pellucid_builtins.isinstance(%s, %s) and not __pellucid_builtins.isinstance(%s, "
+                  "(__pellucid_builtins.str, __pellucid_builtins.bytes, __pellucid_builtins.bytearray))"
+                  % (t, _abc("Sequence"), t))
 
     def op_MATCH_MAPPING(self, ins: Instr, arg: Any) -> None:
-        self.push("__pellucid_builtins.isinstance(%s, __pellucid_builtins.__import__('collections.abc').abc.Mapping)" % self.top_name())
+        self.push("__pellucid_builtins.isinstance(%s, %s)" % (self.top_name(), _abc("Mapping")))
 
     def op_MATCH_KEYS(self, ins: Instr, arg: Any) -> None:
         keys = self.top_name()
@@ -1227,6 +1229,13 @@ _INTERNAL = (StructureError, IndexError, RecursionError, KeyError, AttributeErro
 class _NoDeclarations:
     def declarations(self) -> List[ast.stmt]:
         return []
+
+
+def _abc(name: str) -> str:
+    """``collections.abc.<name>`` reached through the fallback's own names and constants only
+    (``abc``/``Mapping`` as attribute names would be names the original code never used)."""
+    return ("__pellucid_builtins.getattr(__pellucid_builtins.__import__('collections.abc', None, None, "
+            "(%r,)), %r)" % (name, name))
 
 
 def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bool = False,
