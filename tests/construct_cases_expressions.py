@@ -145,9 +145,12 @@ def k(a, b, c):
     y = a == b != c
     return y
 
+def m(c):
+    return (0 <= c <= 5) or (7 <= c <= 9)
+
 def run(*args):
-    return f(*args), g(*args), h(*args[:3]), k(*args[:3])
-""", [(1, 2, 3, 4), (1, 2, 3, 0), (1, 2, 0, 4), (2, 1, 3, 4), (1, 1, 2, 2), (1, "x", 2, 3)], func="run")
+    return f(*args), g(*args), h(*args[:3]), k(*args[:3]), m(args[0]), m(args[3])
+""", [(1, 2, 3, 4), (1, 2, 3, 0), (1, 2, 0, 4), (2, 1, 3, 4), (1, 1, 2, 2), (1, "x", 2, 3), (-1, 2, 3, 8)], func="run")
 
 case("comparison_operators_all", r"""
 def f(a, b):

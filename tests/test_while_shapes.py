@@ -76,6 +76,18 @@ CASES = {
                     n += 1
             return n
         """, "a > 0", [(0,), (3,), ("x",)]),
+    "break_then_code_after": ("""
+        def f(xs, limit):
+            n = 0
+            while xs:
+                v = xs.pop()
+                if v > limit:
+                    break
+                n += v
+            if n == limit:
+                n = -n
+            return n
+        """, "xs", [([], 0), ([1, 2, 3], 2), ([5, 1], 6), ([1, 1], 2)]),
     "nested_in_for": ("""
         def f(rows):
             total = 0

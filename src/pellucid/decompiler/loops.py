@@ -69,13 +69,6 @@ def _same_exit(a: Block, b: Block) -> bool:
                for x, y in zip(a.instrs, b.instrs))
 
 
-def _past_jump_back(block: Block, header: Block) -> Block:
-    """``header`` for the lone ``JUMP`` back to it that 3.12+ puts after a loop's re-test."""
-    if len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is header:
-        return header
-    return block
-
-
 def _jumps_to_same(a: Block, b: Block) -> bool:
     """Blocks that lead to one place by jumps alone (3.12+: the guard's and the latch's exits to
     an enclosing loop's next iteration; 3.11: the latch's exit jumping to the guard's)."""
@@ -276,7 +269,9 @@ class LoopBuilder:
         if body:
             resolved = set()
             for b in breaks:
-                target = self._leave_target(b, body, normal)
+                # (3.12+: a ``break`` that is only a jump to the loop's normal exit)
+                target = normal if normal is not None and past_lone_jumps(b) is normal \
+                    else self._leave_target(b, body, normal)
                 if target is None and for_stack is not None:
                     target = self._popping_break_target(b, body, for_stack)
                 resolved.add(b if target is None else target)
@@ -530,11 +525,13 @@ class LoopBuilder:
             try:
                 for ins in start.instrs[:-1]:
                     self.step(ins, trial, sink)
-                c, t, f, _, chain = self._fold_condition(start, trial)  # type: ignore[attr-defined]
-                t, f = _past_jump_back(t, header), _past_jump_back(f, header)
+                # (3.12+: each test that loops back has a ``JUMP`` of its own; they are one target)
+                c, t, f, _, chain = self._fold_condition(start, trial, through_jumps=True)  # type: ignore[attr-defined]
+                t, f = past_lone_jumps(t), past_lone_jumps(f)
             except (StructureError, IndexError):  # (IndexError: a test continuing an earlier one)
                 c = t = f = None  # type: ignore[assignment]
-            if not sink and c is not None and (t, f) in ((header, normal), (normal, header)):
+            out = past_lone_jumps(normal)
+            if not sink and c is not None and (t, f) in ((header, out), (out, header)):
                 test = c if t is header else negate(c)
                 if ast.dump(test) == ast.dump(cond):
                     return start, chain

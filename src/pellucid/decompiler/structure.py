@@ -442,18 +442,20 @@ class Structurer:
         of ``new``: 3.10+ copies a small exit (``return None``) into each jump to it, so the
         short-circuit cleanup of ``if a < b < c < d:`` carries its own copy of the code the last
         test jumps to.  Then ``new`` is the target, reached with the operand gone (``after`` is
-        ``before`` less that operand).  Two copies of one exit that leaves are one target too,
-        and so are blocks that only jump to one place.
+        ``before`` less that operand).  Past that cleanup, two copies of one exit that leaves
+        are one target too, and so are blocks that only jump to one place.  Elsewhere copies
+        stay apart: ``if not a: x; elif b:
+        y; else: x`` is not ``if a and b: y`` with ``x`` after it, though it runs the same.
         """
         a, b = skip(new), skip(old)
         if a is b:
             return new if new is old else b
         if len(before) == len(after) + 1 and _drops_into_copy(b, a):
             return a
-        if not a.succs and not b.succs and same_code(a, b):
-            return a  # two copies of one exit (after the chain's cleanup, in a 3.12+ latch)
-        if past_lone_jumps(a) is past_lone_jumps(b):
-            return a  # (3.12+ gives each test that loops back its own ``JUMP`` to the loop's start)
+        if b is not old and not a.succs and not b.succs and same_code(a, b):
+            return a  # two copies of one exit, one after the chain's cleanup (a 3.12+ latch)
+        if b is not old and past_lone_jumps(a) is past_lone_jumps(b):
+            return a  # (3.11 jumps from a chain's last test to where its cleanup goes)
         return None
 
     def compound_condition(self, block: Block, stack: List[Any]) -> Tuple[ast.expr, Block, Block, List[Any]]:
@@ -761,17 +763,21 @@ class Structurer:
         kind = ast.And if last.op == "JUMP_IF_FALSE_OR_POP" else ast.Or
         merge = self.cfg.common_pdom(jump, fall)
         if merge is None:
-            # Inside a loop that only returns from its middle, nothing post-dominates: the
-            # short-circuit target is where an and/or's operands meet (checked below) -- unless
-            # the other arm leaves, when each arm ends in its own copy of the tail.
-            f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop | {jump})
-            if f_stack is None:
-                # A target that only leaves may be an enclosing and/or's short-circuit target
-                # too (``return a < b < c < d``): its copy of the tail is walked here as well.
-                j_stop = stop - {jump} if not jump.succs else stop
-                j_s, j_stack, j_end = self.walk(jump, stack, ctx, j_stop)
-            else:
+            # Nothing post-dominates: either each arm leaves through its own copy of the tail
+            # (``return a < b < c``: 3.8-3.11 return from the chain's cleanup, 3.12+ copy the
+            # return), or, inside a loop that only returns from its middle, the short-circuit
+            # target is where the operands meet.  The first is tried first.
+            saved = self.save_state()
+            try:
+                j_s, j_stack, j_end = self.walk(jump, stack, ctx, stop)
+                f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop)
+                both_leave = j_stack is None and f_stack is None
+            except (StructureError, IndexError):
+                both_leave = False
+            if not both_leave:
+                self.restore_state(saved)
                 j_s, j_stack, j_end = [], stack, jump
+                f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop | {jump})
         else:
             inner_stop = stop | {merge}
             j_s, j_stack, j_end = self.walk(jump, stack, ctx, inner_stop)
