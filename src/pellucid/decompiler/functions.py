@@ -286,8 +286,10 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
 
 
 def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
-    """Local (and cell) variables the instructions of ``code`` use that are not parameters and
-    that ``body`` (its decompiled statements) never binds, in ``co_varnames``/``co_cellvars``
+    """Local (and cell) variables the instructions of ``code`` use that are not parameters or
+    free variables (Dynamo's resume functions have local slots named like their free
+    variables; declaring one would make the free variable local) and that ``body`` (its
+    decompiled statements) never binds, in ``co_varnames``/``co_cellvars``
     order.  (The bytecode may bind them only in code that never runs, which is not written.)
 
     >>> def f():
@@ -301,7 +303,8 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
         + bool(flags & CO_VARKEYWORDS)
     candidates = [n for n in code.co_varnames[nargs:] + tuple(
         n for n in code.co_cellvars if n not in code.co_varnames)
-        if n not in code.co_varnames[:nargs] and isinstance(n, str) and n.isidentifier()]
+        if n not in code.co_varnames[:nargs] and n not in code.co_freevars
+        and isinstance(n, str) and n.isidentifier()]
     if not candidates:
         return []
     used: Set[str] = set()
