@@ -77,6 +77,7 @@ class MatchBuilder:
         t = Block(block.id, block.start + idx, block.end, block.instrs[idx:])
         t.jump, t.fallthrough, t.handler, t.succs, t.preds = \
             block.jump, block.fallthrough, block.handler, block.succs, []
+        t.origin = block.origin or block
         self.cfg.ipdom[t] = self.cfg.ipdom.get(block)
         self.cfg.idom[t] = block
         cache[key] = t
