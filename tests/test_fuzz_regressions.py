@@ -353,6 +353,37 @@ def test_with_in_try_resumes_inside_the_region(src):
     assert not report.fallbacks, report.fallbacks
 
 
+# Found by the corpus sweep (3.13, also 3.8): `try: 'x'.a: int = 1` in module code lost
+# `__annotations__`.  An annotated assignment to an attribute or subscript (or a parenthesised
+# name) stores nothing in `__annotations__`, but it makes CPython start the body with
+# SETUP_ANNOTATIONS; decompiled as a plain store and expression, the recompiled body had none.
+# The store and its annotation are written as one annotated assignment again, or, where there
+# is nothing to pair (`from __future__ import annotations`, annotation-only targets), a dead
+# `if None: (__annotations__): None` keeps the set-up.
+@pytest.mark.parametrize("src", [
+    "try:\n    'x'.a: int = 1\nexcept:\n    pass\n",
+    "class T:\n    pass\nT.a: int = 1\n",
+    "import types\nn = types.SimpleNamespace()\nn.a: 'int'\n",
+    "d = {}\nd[0]: int = 1\n",
+    "(y): int\n",
+    "from __future__ import annotations\nclass T:\n    pass\nT.a: int = 1\n",
+    "class C:\n    try:\n        'x'.a: int = 1\n    except:\n        pass\n",
+    "class C:\n    (y): int\n",
+], ids=["module_try", "module_attribute", "annotation_only", "subscript", "parenthesised_name",
+        "future", "class_try", "class_parenthesised_name"])
+def test_annotations_set_up_without_a_name_annotation(src):
+    _assert_module_round_trip(src)
+    code = _module(src)
+
+    def run(c):
+        ns = {"__name__": "m"}
+        exec(c, ns)
+        klass = ns.get("C")
+        return "__annotations__" in ns, klass is not None and "__annotations__" in vars(klass), \
+            sorted(ns.get("__annotations__", {}))
+    assert run(pellucid.recompile(code)) == run(code), pellucid.decompile(code)
+
+
 # Found by the corpus sweep (3.8-3.10): a try/finally inside a `finally` block has no
 # structured form (3.8 module code: "unsupported instruction BEGIN_FINALLY"; functions: "region
 # entered from outside its try") and the fallback does no exception handling before 3.11, so

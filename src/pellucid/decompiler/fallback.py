@@ -1258,6 +1258,9 @@ def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bo
                 function is None and code.co_name == "<module>")):
             from pellucid.decompiler.implicit_return import drop_implicit_returns
             stmts = drop_implicit_returns(stmts)
+            from pellucid.decompiler import annotations_setup as ann
+            if ann.sets_up_annotations(code, sub.instrs):
+                stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
         return stmts, sub
     except _INTERNAL as exc:
         if comprehension:
