@@ -353,6 +353,44 @@ def test_with_in_try_resumes_inside_the_region(src):
     assert not report.fallbacks, report.fallbacks
 
 
+# Found by the corpus sweep on 3.13: an `except*` clause whose body is `pass` raised
+# DecompileError ("unexpected except* clause entry block"; the fallback has no CHECK_EG_MATCH).
+# With no clean-up region for the body, 3.13 keeps the clause's exit (name clean-up, the final
+# `LIST_APPEND 1`, the jump on) in the block that pops or stores the match.
+STAR_PASS = {
+    "last_clause": "try:\n    del A\nexcept* {}.A.A:\n    pass\n",
+    "then_class": "try:\n    del A\nexcept* {}.A:\n    pass\nclass A:\n    class A:\n        pass\n",
+    "named": "try:\n    del A\nexcept* NameError as e:\n    pass\n",
+    "two_clauses": "try:\n    del A\nexcept* KeyError as e:\n    pass\nexcept* NameError:\n    pass\n",
+}
+
+
+@pytest.mark.skipif(PY < (3, 11), reason="except* is 3.11+")
+@pytest.mark.parametrize("src", list(STAR_PASS.values()), ids=list(STAR_PASS))
+def test_except_star_clause_with_empty_body(src):
+    report = fuzz.check_program(src)
+    assert not report.failures, [str(f) for f in report.failures]
+    assert not report.fallbacks, report.fallbacks
+
+
+@pytest.mark.skipif(PY < (3, 11), reason="except* is 3.11+")
+def test_except_star_empty_last_clause_behaves():
+    ns = {}
+    exec(_module("def f(excs):\n    try:\n        raise ExceptionGroup('g', excs)\n"
+                 "    except* KeyError:\n        pass\n    return 'done'\n"), ns)
+    f = ns["f"]
+
+    def run(fn, excs):
+        try:
+            return fn(excs)
+        except BaseException as exc:  # the unmatched rest is re-raised as a group
+            return type(exc).__name__, [type(e).__name__ for e in getattr(exc, "exceptions", [])]
+    cases = [[KeyError()], [KeyError(), ValueError()], [ValueError()]]
+    expected = [run(f, c) for c in cases]
+    f.__code__ = pellucid.recompile(f)
+    assert [run(f, c) for c in cases] == expected
+
+
 # Found by the corpus sweep (3.13, also 3.8): `try: 'x'.a: int = 1` in module code lost
 # `__annotations__`.  An annotated assignment to an attribute or subscript (or a parenthesised
 # name) stores nothing in `__annotations__`, but it makes CPython start the body with
