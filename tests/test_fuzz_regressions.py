@@ -353,6 +353,36 @@ def test_with_in_try_resumes_inside_the_region(src):
     assert not report.fallbacks, report.fallbacks
 
 
+# Found by the corpus sweep on 3.13: `lambda: a > b not in c < d` took the fallback ("lambda body
+# is not a single expression"; its `__qualname__` was a shape mismatch).  3.12+ gives each arm
+# of a chained comparison its own copy of the code after it when that code is a short exit
+# (`return v`, or `x = v` then the function's `return None`), so the arms never meet.  Since
+# the merge of the <=3.10 structure work, the and/or builder stopped the walk of both arms at the
+# short-circuit target, so `return a < b < c` fell back too; `x = a < b < c` at the end of a
+# function or module always did on 3.12+.
+CHAINED_TAILS = {
+    "lambda": "a, b, c, d = 3, 2, [1], [2]\nf = lambda: a > b not in c < d\nr = f()\n",
+    "return": "def f(a, b, c):\n    return a < b < c\nr = [f(1, 2, 3), f(3, 2, 1), f(1, 3, 2)]\n",
+    "return_four": "def f(a, b, c, d):\n    return a < b < c <= d\nr = [f(1, 2, 3, 3), f(1, 2, 3, 0)]\n",
+    "store_last": "def f(a, b, c):\n    global r\n    r = a < b < c\nf(1, 2, 3)\n",
+    "module_store_last": "a, b, c = 1, 3, 2\nr = a < b < c\n",
+    "or_attribute": "import types\nn = types.SimpleNamespace()\na, b = 0, ''\nn.r = a or b\nr = n.r\n",
+    "class_body": "class C:\n    a, b, c = 1, 2, 3\n    r = a < b < c\nr = C.r\n",
+}
+
+
+@pytest.mark.parametrize("src", list(CHAINED_TAILS.values()), ids=list(CHAINED_TAILS))
+def test_chained_comparison_with_copied_exit(src):
+    report = fuzz.check_program(src)
+    assert not report.failures, [str(f) for f in report.failures]
+    assert not report.fallbacks, report.fallbacks
+    code = _module(src)
+    ns_a, ns_b = {}, {}
+    exec(code, ns_a)
+    exec(pellucid.recompile(code), ns_b)
+    assert ns_a["r"] == ns_b["r"]
+
+
 # Found by the corpus sweep on 3.13: an `except*` clause whose body is `pass` raised
 # DecompileError ("unexpected except* clause entry block"; the fallback has no CHECK_EG_MATCH).
 # With no clean-up region for the body, 3.13 keeps the clause's exit (name clean-up, the final
