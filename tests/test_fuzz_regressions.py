@@ -295,8 +295,11 @@ def test_comprehension_code_object_decompiles_alone(src):
 # INTRINSIC_TYPEALIAS", in a class body "stack value <Marker locals> used as an expression".
 # Type alias statements without type parameters are decompiled now.
 @pytest.mark.skipif(PY < (3, 12), reason="type statements are 3.12+")
-@pytest.mark.parametrize("src", ["type X = int\n", "class C:\n    type X = int\n    type Y = list[X]\n"],
-                         ids=["module", "class_body"])
+@pytest.mark.parametrize("src", ["type X = int\n", "class C:\n    type X = int\n    type Y = list[X]\n",
+                                 # (corpus sweep, 3.13: a chained comparison as the value raised,
+                                 # see test_chained_comparison_with_copied_exit)
+                                 "a, b, c = 1, 2, 3\ntype X = a < b < c\ntype Y = a == b >= c\n"],
+                         ids=["module", "class_body", "chained_comparison_value"])
 def test_type_alias_statement_decompiles(src):
     _assert_module_round_trip(src)
     original, recompiled = {}, {}
