@@ -386,6 +386,32 @@ def test_chained_comparison_with_copied_exit(src):
     assert ns_a["r"] == ns_b["r"]
 
 
+# Found by the corpus sweep on 3.13: a name that is local only through a binding that leaves no
+# code -- an annotation without a value (`A: A`), or a class statement in an `except` clause
+# 3.13 drops because its `try` body cannot raise -- was read as a global by the decompiled
+# source (NameError instead of UnboundLocalError, and the global `A` an extra name).  Such
+# locals are declared with `A: None`, which is not evaluated in a function.
+UNBOUND_LOCALS = {
+    "annotation_only": "+A\nA: A\n",
+    "dropped_clause": "with A:\n    try:\n        pass\n    except:\n        class A:\n            pass\n",
+    "read_then_annotated": "x = 1\nif x:\n    y = A\nA: int\n",
+}
+
+
+@pytest.mark.parametrize("src", list(UNBOUND_LOCALS.values()), ids=list(UNBOUND_LOCALS))
+def test_local_bound_only_by_code_that_vanished(src):
+    report = fuzz.check_program(src)
+    assert not report.failures, [str(f) for f in report.failures]
+    ns = {"A": 1}
+    exec(_module(_indented("def f():", src)), ns)
+    f = ns["f"]
+    with pytest.raises(UnboundLocalError):
+        f()
+    f.__code__ = pellucid.recompile(f)
+    with pytest.raises(UnboundLocalError):
+        f()
+
+
 # Found by the corpus sweep on 3.13: an `except*` clause whose body is `pass` raised
 # DecompileError ("unexpected except* clause entry block"; the fallback has no CHECK_EG_MATCH).
 # With no clean-up region for the body, 3.13 keeps the clause's exit (name clean-up, the final
