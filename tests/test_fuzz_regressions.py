@@ -412,6 +412,32 @@ def test_local_bound_only_by_code_that_vanished(src):
         f()
 
 
+# Found by the corpus sweep on 3.13: a `match` case whose body starts with `try` took the
+# fallback ("match guard with statements"; on 3.10, which has no fallback for handlers, decompiling
+# raised).  The pattern ends its block (the try's protected range starts a new one), which was
+# read as a guard with no test.
+MATCH_TRY = ("def f(x, g):\n    match x:\n        case 1:\n            pass\n        case {}:\n"
+             "            try:\n                g()\n            except:\n                return 'caught'\n"
+             "    return 'end'\n")
+
+
+@pytest.mark.skipif(PY < (3, 10), reason="match is 3.10+")
+def test_match_case_body_starting_with_try():
+    report = fuzz.check_program(MATCH_TRY)
+    assert not report.failures, [str(f) for f in report.failures]
+    assert not report.fallbacks, report.fallbacks
+    ns = {}
+    exec(_module(MATCH_TRY), ns)
+    f = ns["f"]
+
+    def boom():
+        raise ValueError
+    cases = [({}, boom), ({}, list), (1, boom), (2, boom), ([], boom)]
+    expected = [f(*c) for c in cases]
+    f.__code__ = pellucid.recompile(f)
+    assert [f(*c) for c in cases] == expected
+
+
 # Found by the corpus sweep on 3.13: an `except*` clause whose body is `pass` raised
 # DecompileError ("unexpected except* clause entry block"; the fallback has no CHECK_EG_MATCH).
 # With no clean-up region for the body, 3.13 keeps the clause's exit (name clean-up, the final
