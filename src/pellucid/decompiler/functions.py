@@ -271,9 +271,6 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
     head.extend(ast.AnnAssign(ast.Name(n, ast.Store()), ast.Name("object", ast.Load()), None, 1)
                 for n in unassigned_locals(code, stmts))
     body = head + stmts
-    if code.co_name != "<lambda>":  # (a lambda has no locals but its arguments)
-        from pellucid.decompiler.local_names import declare_unbound_locals
-        body = declare_unbound_locals(code, body)
     flags = kind_flags(code)
     if flags & CO_ASYNC_GENERATOR and _returns_value(body):
         # Only hand-made bytecode gets here (<= 3.10: the flag alone makes an async generator).
