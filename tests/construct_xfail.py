@@ -30,5 +30,4 @@ EXPECTED_FAILURES = {
     "type_param_defaults": {"3.13"},
     "type_params_generic_function_and_class": {"3.12", "3.13"},
     "with_inside_try_finally": {"3.10"},
-    "with_nested_inner_suppresses": {"3.10"},
 }

@@ -200,11 +200,12 @@ def names_used(code):
     return {n for n in names if not _own(n)}
 
 
-# Attributes the fallback's own code reads (the saved exception's __context__/__traceback__,
-# the `with` protocol, a type's tp_name for its error message): not names of the program.
+# Attributes the fallback's own code reads or sets (the saved exception's __context__/
+# __traceback__, the `with` protocol, a type's tp_name for its error message and its flags for
+# `match`, the names it gives the functions and classes it defines): not names of the program.
 FALLBACK_ATTRIBUTES = frozenset({"__context__", "__traceback__", "__enter__", "__exit__",
                                  "__aenter__", "__aexit__", "__get__", "__flags__", "__module__",
-                                 "__name__"})
+                                 "__name__", "__qualname__"})
 
 
 def uses_fallback(code):

@@ -4,6 +4,7 @@ Functions are forced through the fallback with PELLUCID_FORCE_FALLBACK=1 and mus
 like the originals after ``pellucid.recompile``; a structured-decompiler failure (StructureError)
 must turn into a fallback body for that code object only, marked in the output.
 """
+import os
 import sys
 import types
 
@@ -217,3 +218,42 @@ def test_fallback_match_uses_no_names_of_its_own(monkeypatch):
     assert names_used(code) == names_used(f.__code__)
     f.__code__ = code
     assert [f(a) for a in args] == expected
+
+
+def _module_only_fallback(monkeypatch):
+    """Module code takes the fallback; the code objects it makes stay structured."""
+    real = body_mod.BodyDecompiler.statements
+
+    def picky(self):
+        if self.code.co_name == "<module>":
+            raise StructureError("simulated irregular flow")
+        return real(self)
+    monkeypatch.setattr(body_mod.BodyDecompiler, "statements", picky)
+
+
+def _names(code):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import fuzz_support
+    finally:
+        sys.path.pop(0)
+    return fuzz_support.names_used(code) - fuzz_support.FALLBACK_ATTRIBUTES
+
+
+# Found by the corpus sweep (3.13): a class the fallback makes is a class statement inside a
+# maker function; with its body structured (no `__qualname__` store), the class was named
+# `__pellucid_class2.<locals>.A`.  `import a.b` went through `__import__`, so the recompiled code
+# never named the module (the names check saw `a.b` missing) and bypassed the frame's own
+# `__import__`.
+def test_module_fallback_keeps_class_qualname_and_import_names(monkeypatch):
+    _module_only_fallback(monkeypatch)
+    src = "import os.path\nclass A:\n    class B:\n        pass\nimport sys as s\nx = os.path.sep\n"
+    code = compile(src, "<m>", "exec")
+    assert MARKER in pellucid.decompile(code)
+    new = pellucid.recompile(code)
+    a, b = {"__name__": "m"}, {"__name__": "m"}
+    exec(code, a)
+    exec(new, b)
+    assert b["A"].__qualname__ == "A" and b["A"].__module__ == "m"
+    assert (b["os"], b["s"], b["x"]) == (a["os"], a["s"], a["x"])
+    assert _names(new) == _names(code)

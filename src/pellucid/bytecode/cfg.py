@@ -13,7 +13,8 @@ _NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP",
 class Block:
     """A maximal run of instructions entered only at its first one and sharing one handler."""
 
-    __slots__ = ("id", "start", "end", "instrs", "succs", "preds", "handler", "jump", "fallthrough")
+    __slots__ = ("id", "start", "end", "instrs", "succs", "preds", "handler", "jump", "fallthrough",
+                 "origin")
 
     def __init__(self, bid: int, start: int, end: int, instrs: List[Instr]) -> None:
         self.id = bid
@@ -25,6 +26,10 @@ class Block:
         self.handler: Optional[Handler] = instrs[0].handler if instrs else None
         self.jump: Optional["Block"] = None  # target of the final jump, if any
         self.fallthrough: Optional["Block"] = None
+        # The CFG block this one is the tail of, when the structurer resumes mid-block (3.11+
+        # merges a ``with``'s cleanup into the code after it); region and loop-body sets hold
+        # only CFG blocks, so membership is asked of the origin.
+        self.origin: Optional["Block"] = None
 
     @property
     def last(self) -> Instr:

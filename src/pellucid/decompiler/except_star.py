@@ -24,6 +24,7 @@ from typing import Any, FrozenSet, List, Optional, Tuple
 from pellucid.bytecode.cfg import Block
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.protected import partial_block
 from pellucid.decompiler.structure import Ctx
 
 _STORES = ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL")
@@ -112,15 +113,21 @@ class ExceptStarBuilder:
                 name = first.arg
             elif first.op != "POP_TOP":
                 raise StructureError("except* clause does not store or pop the match")
-            if len(match.instrs) != 1 or match.fallthrough is None:
+            if len(match.instrs) > 1 and match.last.op == "JUMP" \
+                    and self.effective_handler(match) == self.effective_handler(hblock):
+                # empty body (``pass``) with no cleanup region between: 3.13 keeps the clause
+                # exit (name clean-up, ``LIST_APPEND 1``, jump on) in the entry block
+                body, bstack, bend = [], marker_stack, partial_block(match, 1)
+            elif len(match.instrs) != 1 or match.fallthrough is None:
                 raise StructureError("unexpected except* clause entry block")
-            body_start = match.fallthrough
-            cleanup = self.effective_handler(body_start)
-            if cleanup == level:  # empty body (``pass``): straight to the clause exit
-                body, bstack, bend = [], marker_stack, body_start
-            elif cleanup is None:
-                raise StructureError("except* clause body without its cleanup handler")
+            elif self.effective_handler(match.fallthrough) == level:
+                # empty body (``pass``): straight to the clause exit
+                body, bstack, bend = [], marker_stack, match.fallthrough
             else:
+                body_start = match.fallthrough
+                cleanup = self.effective_handler(body_start)
+                if cleanup is None:
+                    raise StructureError("except* clause body without its cleanup handler")
                 region = self.protected_set(cleanup)
                 body, bstack, bend = self.walk(body_start, list(marker_stack),
                                                Ctx(ctx.loop, region, cleanup), stop)

@@ -36,6 +36,7 @@ the fallback keeps the helper names (``__pellucid_state``...) as class attribute
 """
 import ast
 import contextlib
+import dis
 import os
 import sys
 import threading
@@ -850,6 +851,12 @@ class Fallback:
         ident = cname if cname.isidentifier() and not _refers_to(code, cname) else "__pellucid_cls"
         self.w("def %s(*__pellucid_bases, **__pellucid_kw):" % maker)
         self.w("    class %s(*__pellucid_bases, **__pellucid_kw):" % ident)
+        qualname_of_body = _class_qualname(code)
+        if qualname_of_body is not None:
+            # A structured class body leaves its ``__qualname__`` store out (the class
+            # statement makes it), but this class statement is nested in the maker function:
+            # its own qualname would be ``__pellucid_classN.<locals>.X``.
+            self.w("        __qualname__ = %r" % qualname_of_body)
         for line in (class_body_lines(code, self.pool) if self.emitting else []):
             self.w("        " + line)
         if ident != cname:
@@ -1065,8 +1072,20 @@ class Fallback:
         self.push("%s(__pellucid_builtins.type(%s), %s, %s.__traceback__)" % (_slot(exit_d), e, e, e))
 
     def op_IMPORT_NAME(self, ins: Instr, arg: str) -> None:
+        consts = [p for _, p in self.stack[-2:]] if len(self.stack) >= 2 else []
         fromlist = self.pop()
         level = self.pop()
+        if consts == [("const", 0), ("const", None)] and type(consts[0][1]) is int and all(p.isidentifier() for p in arg.split(".")):
+            # ``import a.b`` in a helper, which returns the package it binds there: the same
+            # IMPORT_NAME (the frame's own ``__import__``, the module's globals) without
+            # binding a name of the program.
+            self.nfn += 1
+            helper = "__pellucid_import%d" % self.nfn
+            self.w("def %s():" % helper)
+            self.w("    import %s" % arg)
+            self.w("    return %s" % arg.split(".")[0])
+            self.push("%s()" % helper)
+            return
         self.push("__pellucid_builtins.__import__(%r, __pellucid_builtins.globals(), __pellucid_builtins.locals(), %s, %s)" % (arg, fromlist, level))
 
     def op_IMPORT_FROM(self, ins: Instr, arg: str) -> None:
@@ -1258,6 +1277,9 @@ def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bo
                 function is None and code.co_name == "<module>")):
             from pellucid.decompiler.implicit_return import drop_implicit_returns
             stmts = drop_implicit_returns(stmts)
+            from pellucid.decompiler import annotations_setup as ann
+            if ann.sets_up_annotations(code, sub.instrs):
+                stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
         return stmts, sub
     except _INTERNAL as exc:
         if comprehension:
@@ -1331,6 +1353,18 @@ def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualnam
         out.append("%s.__annotations__ = %s if __pellucid_builtins.isinstance(%s, dict) else __pellucid_builtins.dict(__pellucid_builtins.zip(%s[::2], %s[1::2]))"
                    % (fname, a, a, a, a))
     return out
+
+
+def _class_qualname(code: types.CodeType) -> Optional[str]:
+    """The qualname a class body stores (``LOAD_CONST 'q'; STORE_NAME __qualname__``)."""
+    previous = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "STORE_NAME" and ins.argval == "__qualname__":
+            if previous is not None and previous.opname == "LOAD_CONST" and isinstance(previous.argval, str):
+                return previous.argval
+            return None
+        previous = ins
+    return None
 
 
 def class_body_lines(code: types.CodeType, pool: ConstantPool) -> List[str]:

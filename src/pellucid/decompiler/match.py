@@ -18,6 +18,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.structure import negate
 
@@ -77,6 +78,7 @@ class MatchBuilder:
         t = Block(block.id, block.start + idx, block.end, block.instrs[idx:])
         t.jump, t.fallthrough, t.handler, t.succs, t.preds = \
             block.jump, block.fallthrough, block.handler, block.succs, []
+        t.origin = block.origin or block
         self.cfg.ipdom[t] = self.cfg.ipdom.get(block)
         self.cfg.idom[t] = block
         cache[key] = t
@@ -143,6 +145,13 @@ class MatchBuilder:
             body = self._tail(done_block, done_idx + 1)
         elif not copy_mode and dins is not None and dins.op not in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
             body = self._tail(done_block, done_idx)
+        elif dins is None and done_block.last.op not in POP_JUMPS and done_block.fallthrough is not None \
+                and done_block.fallthrough.preds == [done_block]:
+            # the pattern ends its block and no guard tests it: the body starts a block of its
+            # own (a ``try`` as its first statement begins a protected range)
+            if copy_mode:
+                raise StructureError("match case body without the subject's pop")
+            body = done_block.fallthrough
         else:
             gstack = list(base) + ([subj] if copy_mode else [])
             sink: List[ast.stmt] = []

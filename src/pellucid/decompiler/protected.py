@@ -748,6 +748,7 @@ def partial_block(block: Block, k: int) -> Block:
     part = Block(-1, block.start + k, block.end, block.instrs[k:])
     part.succs, part.preds = block.succs, []
     part.jump, part.fallthrough = block.jump, block.fallthrough
+    part.origin = block.origin or block
     return part
 
 

@@ -275,7 +275,8 @@ class Structurer:
                     self.emit(out, jump, stack)
                     return out, None, None
             absorbed = False
-            if ctx.region is not None and block not in ctx.region:
+            # (a block resumed mid-way is in the region its CFG block is in)
+            if ctx.region is not None and (block.origin or block) not in ctx.region:
                 leave = self.private_exit(block, ctx, stack)
                 if leave is False:
                     return out, stack, block
@@ -289,7 +290,8 @@ class Structurer:
                 pass
             elif block not in self.active_loops and (self.cfg.is_loop_header(block)
                                                      or block.last.op == "FOR_ITER"):
-                stack, block = self.compound(self.build_loop, block, stack, ctx, stop, out)
+                built = self.compound(self.build_loop, block, stack, ctx, stop, out)
+                stack, block = self._moved_on(block, ctx, stop, built)
                 if stack is None:
                     return out, None, None
                 continue
@@ -297,7 +299,8 @@ class Structurer:
                     and self.inert_exit(block, ctx):
                 pass  # a return leaving the enclosing try too (see ``inert_exit``)
             elif self.effective_handler(block) != ctx.exc:
-                stack, block = self.compound(self.build_protected, block, stack, ctx, stop, out)
+                built = self.compound(self.build_protected, block, stack, ctx, stop, out)
+                stack, block = self._moved_on(block, ctx, stop, built)
                 if stack is None:
                     return out, None, None
                 continue
@@ -305,6 +308,16 @@ class Structurer:
             if nxt is None:
                 return out, None, None
             stack, block = nxt
+
+    def _moved_on(self, start: Block, ctx: Ctx, stop: FrozenSet[Block],
+                  result: Tuple[Optional[List[Any]], Optional[Block]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        """A loop/try/with statement's way on, which must not be the block it started at unless
+        the walk stops there (``continue`` to a loop whose body starts with the statement): the
+        walk would build the same statement again and again, so the region was misread."""
+        if result[0] is not None and result[1] is start and start not in stop \
+                and self.loop_jump(start, ctx) is None:
+            raise StructureError("a statement that goes on where it started")
+        return result
 
     def compound(self, build: Any, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:

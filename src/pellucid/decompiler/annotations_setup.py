@@ -1,0 +1,84 @@
+"""Module and class bodies whose ``__annotations__`` must be set up again on recompiling.
+
+CPython starts a module or class body with SETUP_ANNOTATIONS (which creates ``__annotations__``)
+when an annotated assignment appears anywhere in it outside nested definitions, even one that
+stores nothing in ``__annotations__``: ``a.b: int = 1`` and ``a[0]: int`` only evaluate their
+target and annotation, ``(x): int`` only its annotation, and under ``from __future__ import
+annotations`` nothing at all.  Decompiled, those are plain stores and expressions, so the
+recompiled body would lack ``__annotations__``.  An annotated statement must be written back.
+"""
+import ast
+import sys
+import types
+from typing import Iterator, List
+
+PY = sys.version_info[:2]
+
+# What a compiler's annotation search looks into: nested statement lists, not definitions.
+# (``match`` is left out: where it is not searched, a statement is added, which is harmless.)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) \
+    + ((getattr(ast, "TryStar"),) if PY >= (3, 11) else ())
+
+# Expressions that read as an annotation: a name, a dotted or subscripted type, a string.
+_ANNOTATION_LIKE = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant)
+
+
+def sets_up_annotations(code: types.CodeType, instrs: List[object]) -> bool:
+    """Whether ``code`` (module or class body) creates ``__annotations__`` (at its start, after
+    a class body's bookkeeping stores)."""
+    return not code.co_flags & 0x01 and any(getattr(i, "op", None) == "SETUP_ANNOTATIONS"
+                                            for i in instrs)
+
+
+def _statement_lists(stmts: List[ast.stmt]) -> Iterator[List[ast.stmt]]:
+    """``stmts`` and every statement list nested in it that the annotation search sees."""
+    yield stmts
+    for st in stmts:
+        if not isinstance(st, _COMPOUND):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(st, field, None)
+            if inner:
+                yield from _statement_lists(inner)
+        for h in getattr(st, "handlers", None) or []:
+            yield from _statement_lists(h.body)
+
+
+def _has_annotation(stmts: List[ast.stmt]) -> bool:
+    return any(isinstance(st, ast.AnnAssign) for block in _statement_lists(stmts) for st in block)
+
+
+def _fold_store_then_annotation(stmts: List[ast.stmt]) -> bool:
+    """``a.b = v`` then the expression ``T`` -> ``a.b: T = v``, in place: the same code in a
+    module or class body (value, store, then the annotation evaluated and dropped)."""
+    for block in _statement_lists(stmts):
+        for k in range(len(block) - 1):
+            st, nxt = block[k], block[k + 1]
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], (ast.Attribute, ast.Subscript)) \
+                    and isinstance(nxt, ast.Expr) and isinstance(nxt.value, _ANNOTATION_LIKE) \
+                    and not getattr(st, "type_comment", None):
+                block[k:k + 2] = [ast.AnnAssign(st.targets[0], nxt.value, st.value, 0)]
+                return True
+    return False
+
+
+def keep_annotations_setup(stmts: List[ast.stmt], future_annotations: bool) -> List[ast.stmt]:
+    """``stmts`` (a body that sets up ``__annotations__``) with an annotated statement in it.
+
+    Where a store is followed by what reads as its annotation, the two become one annotated
+    assignment (with ``from __future__ import annotations`` the annotation leaves no code, so
+    there is nothing to pair).  Otherwise ``if None: (__annotations__): None`` is added, which
+    the compiler drops entirely except for its effect of setting ``__annotations__`` up."""
+    if _has_annotation(stmts):
+        return stmts
+    if not future_annotations and _fold_store_then_annotation(stmts):
+        return stmts
+    marker = ast.AnnAssign(ast.Name("__annotations__", ast.Store()), ast.Constant(None), None, 0)
+    return list(stmts) + [ast.If(ast.Constant(None), [marker], [])]
+
+
+def future_annotations(code: types.CodeType) -> bool:
+    """``from __future__ import annotations`` is in effect for ``code``."""
+    return bool(code.co_flags & 0x1000000)
+
