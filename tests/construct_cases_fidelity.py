@@ -227,3 +227,48 @@ def f(g):
     else:
         raise RuntimeError("ignored")
 """, [(dict,), (lambda: {}["k"],), (lambda: 1 / 0,)], driver=None)
+
+case("fidelity_for_and_test_runs_to_loop_end", r"""
+def f(items, seen):
+    out = []
+    for x in items:
+        if x in seen and x > 1:
+            out.append(x)
+            out.append(-x)
+    return out
+""", [([], ()), ([1, 2, 3, 5], (2, 5, 1))])
+
+case("fidelity_for_and_test_raise_at_loop_end", r"""
+def f(pairs):
+    for a, b in pairs:
+        if a is None and b is None:
+            raise ValueError("both missing")
+    return len(pairs)
+""", [([],), ([(1, None), (None, 2)],), ([(1, 2), (None, None)],)])
+
+case("fidelity_for_written_continue_after_and", r"""
+def f(items, seen):
+    out = []
+    for x in items:
+        if not (x in seen and x > 1):
+            continue
+        out.append(x)
+    return out
+""", [([], ()), ([1, 2, 3, 5], (2, 5, 1))])
+
+case("fidelity_while_true_return_at_loop_end", r"""
+def f(xs):
+    i = 0
+    while True:
+        i += 1
+        if xs[i] < 0:
+            raise ValueError(i)
+        if xs[i] == 0:
+            return i
+""", [([5, 1, 0],), ([5, 2, -1],)])
+
+case("fidelity_genexpr_filter_on_its_own_line", r"""
+def f(xs, other):
+    return list(x for x in xs
+                if x not in other)
+""", [([], ()), ([1, 2, 3], (2,))])

@@ -176,15 +176,23 @@ def same_code(a: Block, b: Block, depth: int = 0) -> bool:
 
 
 def negate(e: ast.expr) -> ast.expr:
-    """``not e``, simplified where that is exact."""
+    """``not e``, simplified where that is exact.
+
+    The result keeps ``e``'s source position: a test compiles to a jump at its operand's
+    line, and 3.12+ thread a jump into a loop's closing jump only when their lines agree, so
+    an untagged test can change the layout."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
         return e.operand
+    out: ast.expr = ast.UnaryOp(ast.Not(), e)
     if isinstance(e, ast.Compare) and len(e.ops) == 1:
         flip = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
         t = flip.get(type(e.ops[0]))
         if t is not None:
-            return ast.Compare(e.left, [t()], e.comparators)
-    return ast.UnaryOp(ast.Not(), e)
+            out = ast.Compare(e.left, [t()], e.comparators)
+    position = getattr(e, "_pos", None)
+    if position is not None:
+        out._pos = position  # type: ignore[attr-defined]
+    return out
 
 
 def boolop(kind: type, a: ast.expr, b: ast.expr) -> ast.expr:
@@ -226,6 +234,7 @@ class Structurer:
 
     floor = 0
     outer_floor = 0
+    forward_only_tests = False  # 3.12+: conditional jumps only go forward (set by the host)
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -493,7 +502,7 @@ class Structurer:
 
     def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
-        cond, t, f, stack = self.compound_condition(block, list(stack))
+        cond, t, f, stack, chain = self._fold_condition(block, list(stack))
         # 3.10+ ``while c:`` (guard + loop re-testing ``c`` at its latch) first: its guard's
         # false arm may itself be a ``break``/``continue`` (``while c: ... else: break``).
         guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
@@ -504,7 +513,7 @@ class Structurer:
         if loop is not None:
             for target, other, c in ((t, f, cond), (f, t, negate(cond))):
                 j = self.loop_jump(target, ctx)
-                if isinstance(j, ast.Continue) and target is block.jump \
+                if isinstance(j, ast.Continue) and self._tests_reach_loop_end(block, chain, ctx) \
                         and self.cfg.common_pdom(t, f) in (target, None):
                     # A written ``continue`` is a jump of its own that the test jumps over (or
                     # falls into); a test that jumps straight to the loop's end is an ``if``
@@ -523,6 +532,33 @@ class Structurer:
                         self.emit(out, ast.If(c, [j], []), stack)
                         return stack, other
         return self.if_statement(cond, t, f, stack, ctx, stop, out)
+
+    def _tests_reach_loop_end(self, block: Block, chain: FrozenSet[Block], ctx: Ctx) -> bool:
+        """The condition ``chain`` (starting at ``block``) goes to the loop's continue point the
+        way the compiler lays out an ``if`` whose body runs to the end of the loop, not by a
+        written ``continue``.
+
+        Up to 3.11 such a test jumps there itself, while a ``continue`` is a jump of its own
+        that the last test falls into.  3.12+ only jump forward conditionally: a test jumps to
+        the loop's closing jump, or, where the compiler sent it straight back to the start, it
+        falls into a ``JUMP_BACKWARD`` of its own; a written ``continue`` is one jump that the
+        last test falls into and the others share.  (A single test falling into a jump back
+        compiles the same either way there; the ``continue`` form is kept for it.)
+        """
+        edges = []
+        for b in chain:
+            for succ, falls in ((b.jump, False), (b.fallthrough, True)):
+                if succ is not None and succ not in chain \
+                        and isinstance(self.loop_jump(succ, ctx), ast.Continue):
+                    edges.append((b, succ, falls))
+        if not edges:
+            return False
+        if not self.forward_only_tests:
+            return not any(falls for _, _, falls in edges)
+        fallen = [(b, succ) for b, succ, falls in edges if falls]
+        if len(edges) == 1 and fallen:
+            return False
+        return all(succ.preds == [b] for b, succ in fallen)
 
     def if_statement(self, cond: ast.expr, t: Block, f: Block, stack: List[Any], ctx: Ctx,
                      stop: FrozenSet[Block], out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
