@@ -272,3 +272,14 @@ def f(xs, other):
     return list(x for x in xs
                 if x not in other)
 """, [([], ()), ([1, 2, 3], (2,))])
+
+case("fidelity_return_constant_or_expression", r"""
+def f(d):
+    c = d.get("k")
+    return False if c is None else c == "v"
+""", [({},), ({"k": "v"},), ({"k": 1},)])
+
+case("fidelity_return_constants_on_compound_test", r"""
+def f(x, y):
+    return "a" if x and y else "b"
+""", [(0, 1), (1, 1), (1, 0)])

@@ -24,9 +24,6 @@ _spec.loader.exec_module(fidelity)
 
 # Shapes still decompiled into another form on some versions (strict: remove when they pass).
 EXPECTED_DIFFERENT = {
-    # 3.12+ leave ``return x if c else y`` as LOAD_CONST + RETURN_VALUE in each arm, where two
-    # ``return`` statements would be RETURN_CONST; the neutral instructions do not tell them apart.
-    "fidelity_elif_arms_return_then_join": ((3, 12), (3, 13)),
     # 3.10+ re-test ``a or b`` at the loop's end in a block that begins with the body's last
     # statement; the rotated-while recogniser only takes a re-test that starts a block.
     "fidelity_while_or_condition": ((3, 10), (3, 11), (3, 12), (3, 13)),

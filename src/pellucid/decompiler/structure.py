@@ -129,6 +129,14 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     return None
 
 
+def _copied_constant_return(block: Block) -> bool:
+    """``block`` is ``LOAD_CONST c; RETURN_VALUE`` from two raw instructions, not one
+    ``RETURN_CONST`` (meaningful where RETURN_CONST exists, 3.12+)."""
+    instrs = block.instrs
+    return len(instrs) == 2 and instrs[1].op == "RETURN_VALUE" and instrs[0].op == "LOAD_CONST" \
+        and instrs[0].offset != instrs[1].offset
+
+
 def _else_leaves_plainly(stmts: List[ast.stmt]) -> bool:
     """The arm ends in a ``return``, a ``raise`` of an exception, ``break`` or ``continue``."""
     if not stmts:
@@ -235,6 +243,7 @@ class Structurer:
     floor = 0
     outer_floor = 0
     forward_only_tests = False  # 3.12+: conditional jumps only go forward (set by the host)
+    returns_const = False  # 3.12+: ``return <constant>`` is one RETURN_CONST (set by the host)
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -623,6 +632,15 @@ class Structurer:
             stack = else_stack[:-1] + [ast.IfExp(cond, self.value(then_stack[-1]),
                                                  self.value(else_stack[-1]))]
             return stack, then_end
+        if then_stack is None and else_stack is None and self.returns_const \
+                and _single_return(then_s) and _single_return(else_s) \
+                and (_copied_constant_return(t) or _copied_constant_return(f)):
+            # 3.12+ compile ``return c`` to RETURN_CONST; a constant returned by a separate
+            # RETURN_VALUE was the value of an expression whose arms met at one ``return`` that
+            # the compiler then copied into each arm: ``return 'a' if c else 'b'``.
+            self.emit(out, ast.Return(ast.IfExp(cond, then_s[0].value,  # type: ignore[attr-defined]
+                                                else_s[0].value)), stack)  # type: ignore[attr-defined]
+            return None
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
             # which is how such code is written (``if not x: raise ...`` for an assert).
