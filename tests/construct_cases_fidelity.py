@@ -283,3 +283,21 @@ case("fidelity_return_constants_on_compound_test", r"""
 def f(x, y):
     return "a" if x and y else "b"
 """, [(0, 1), (1, 1), (1, 0)])
+
+case("fidelity_with_body_falls_off_function_end", r"""
+import contextlib
+def f(log, n):
+    with contextlib.suppress(ZeroDivisionError):
+        log.append(1 / n)
+        log.append(n)
+""", [([], 1), ([], 0)])
+
+case("fidelity_with_in_if_arm_then_function_end", r"""
+import contextlib
+def f(log, n):
+    if n:
+        with contextlib.suppress(ZeroDivisionError):
+            log.append(1 / (n - 1))
+    else:
+        log.append(n)
+""", [([], 1), ([], 0), ([], 3)])

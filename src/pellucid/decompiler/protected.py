@@ -227,6 +227,10 @@ class ProtectedBuilder:
             return None
         last = body[0]
         if isinstance(last, ast.Return):
+            if _joins_before_return(block):
+                # ≤3.9: the body's normal end calls __exit__ and jumps to the code after the
+                # ``with``, here a ``return`` the suppression path reaches too.
+                return None
             # ``return v`` inside the with computes v before __exit__; a value computed on
             # this path (code after the loop, merged into a ``break``) runs after it.
             return trial if _computed_before(last.value, before) else None
@@ -741,6 +745,27 @@ class ProtectedBuilder:
         handler = ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
         handler._trailing = trailing  # type: ignore[attr-defined]
         return handler
+
+
+def _joins_before_return(block: Block) -> bool:
+    """The normal-flow path from ``block`` reaches its ``return`` through a block that other
+    paths enter too: it ends where other code meets, not in a ``return`` of its own."""
+    node = block
+    for _ in range(16):
+        if node.last.op == "RETURN_VALUE":
+            return False
+        if node.last.op == "JUMP":
+            nxt = node.jump
+        elif node.last.target is None:
+            nxt = node.fallthrough
+        else:
+            return False
+        if nxt is None:
+            return False
+        if len(nxt.preds) > 1:
+            return True
+        node = nxt
+    return False
 
 
 def partial_block(block: Block, k: int) -> Block:
