@@ -301,3 +301,20 @@ def f(log, n):
     else:
         log.append(n)
 """, [([], 1), ([], 0), ([], 3)])
+
+case("fidelity_try_finally_falls_off_function_end", r"""
+def f(log, n):
+    log.append("start")
+    try:
+        log.append(10 // n)
+    finally:
+        log.append("end")
+""", [([], 2), ([], 0)])
+
+case("fidelity_try_except_raise_falls_off_function_end", r"""
+def f(d, key):
+    try:
+        del d[key]
+    except KeyError:
+        raise LookupError("missing: %r" % (key,))
+""", [({"a": 1}, "a"), ({}, "b")])

@@ -95,6 +95,11 @@ class ProtectedBuilder:
         mode = self._absorb.get(ctx.exc) if ctx.exc is not None else None
         if mode is None:
             return False
+        if _returns_past_handler(block, ctx):
+            # ≤3.10 end a ``try``/``with`` body that falls off the function's end with a jump
+            # over the handler code to the final ``return``: code after the statement.  (A
+            # ``return`` written in the body is compiled there, inline.)
+            return False
         if mode == "finally":
             return self._is_finally_exit(block, ctx, stack) or False
         if mode == "with":
@@ -227,10 +232,6 @@ class ProtectedBuilder:
             return None
         last = body[0]
         if isinstance(last, ast.Return):
-            if _joins_before_return(block):
-                # ≤3.9: the body's normal end calls __exit__ and jumps to the code after the
-                # ``with``, here a ``return`` the suppression path reaches too.
-                return None
             # ``return v`` inside the with computes v before __exit__; a value computed on
             # this path (code after the loop, merged into a ``break``) runs after it.
             return trial if _computed_before(last.value, before) else None
@@ -747,23 +748,26 @@ class ProtectedBuilder:
         return handler
 
 
-def _joins_before_return(block: Block) -> bool:
-    """The normal-flow path from ``block`` reaches its ``return`` through a block that other
-    paths enter too: it ends where other code meets, not in a ``return`` of its own."""
+def _returns_past_handler(block: Block, ctx: Ctx) -> bool:
+    """The normal-flow path from ``block`` only returns, and it lies (or jumps forward) past
+    the handler code at ``ctx.exc``: the code after the statement."""
+    if ctx.exc is None:
+        return False
     node = block
+    past = block.start > ctx.exc
     for _ in range(16):
-        if node.last.op == "RETURN_VALUE":
-            return False
-        if node.last.op == "JUMP":
+        last = node.last
+        if last.op == "RETURN_VALUE":
+            return past
+        if last.op == "JUMP":
             nxt = node.jump
-        elif node.last.target is None:
+            past = past or (nxt is not None and nxt.start > ctx.exc)
+        elif last.target is None and last.op not in ("RAISE_VARARGS", "RERAISE"):
             nxt = node.fallthrough
         else:
             return False
-        if nxt is None:
+        if nxt is None or (ctx.loop is not None and nxt in (ctx.loop.cont, ctx.loop.brk)):
             return False
-        if len(nxt.preds) > 1:
-            return True
         node = nxt
     return False
 
