@@ -750,8 +750,12 @@ class ProtectedBuilder:
 
 def _returns_past_handler(block: Block, ctx: Ctx) -> bool:
     """The normal-flow path from ``block`` only returns, and it lies (or jumps forward) past
-    the handler code at ``ctx.exc``: the code after the statement."""
-    if ctx.exc is None:
+    the handler code at ``ctx.exc``: the code after the statement.
+
+    Only for the body's own end (entered by falling or jumping out of it, not by a test): an
+    arm of an ``if`` that leaves the body is read as a ``return`` there, so that it is not a
+    second way out that meets the other arm nowhere."""
+    if ctx.exc is None or any(p.last.op in POP_JUMPS for p in block.preds):
         return False
     node = block
     past = block.start > ctx.exc
