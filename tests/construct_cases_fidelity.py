@@ -318,3 +318,30 @@ def f(d, key):
     except KeyError:
         raise LookupError("missing: %r" % (key,))
 """, [({"a": 1}, "a"), ({}, "b")])
+
+case("fidelity_for_in_test_runs_to_loop_end", r"""
+def f(lines, prefixes):
+    out = []
+    for line in lines:
+        if line[:2] in prefixes:
+            out.append(line[2:])
+    return out
+""", [([], ()), (["- a", "+ b", "  c"], ("  ", "+ "))])
+
+case("fidelity_for_not_in_test_runs_to_loop_end", r"""
+def f(items, seen):
+    for x in items:
+        if x not in seen:
+            seen.append(x)
+    return seen
+""", [([], []), ([1, 2, 1, 3], [2])])
+
+case("fidelity_for_written_continue_on_in_test", r"""
+def f(items, skip):
+    out = []
+    for x in items:
+        if x in skip:
+            continue
+        out.append(x)
+    return out
+""", [([], ()), ([1, 2, 3], (2,))])

@@ -523,7 +523,7 @@ class Structurer:
             for target, other, c in ((t, f, cond), (f, t, negate(cond))):
                 j = self.loop_jump(target, ctx)
                 if isinstance(j, ast.Continue) and self._tests_reach_loop_end(block, chain, ctx) \
-                        and self.cfg.common_pdom(t, f) in (target, None):
+                        and self.cfg.common_pdom(t, f) in (target, None, self._through_jumps(target)):
                     # A written ``continue`` is a jump of its own that the test jumps over (or
                     # falls into); a test that jumps straight to the loop's end is an ``if``
                     # whose body is the rest of the loop (``for x in xs: if c: body``), which
@@ -531,8 +531,12 @@ class Structurer:
                     # compiles back to this layout; where it cannot be built (a ``try`` whose
                     # handler jumps to the loop's start itself), ``if not c: continue`` can.
                     saved, written = self.save_state(), len(out)
+                    # (through a 3.12+ test's own jump back: the arms meet at the loop's start)
+                    back = self._through_jumps(target) \
+                        if len(target.preds) == 1 and target.preds[0].fallthrough is target else target
+                    arm_t, arm_f = (back, f) if target is t else (t, back)
                     try:
-                        return self.if_statement(cond, t, f, list(stack), ctx, stop, out)
+                        return self.if_statement(cond, arm_t, arm_f, list(stack), ctx, stop, out)
                     except StructureError:
                         self.restore_state(saved)
                         del out[written:]
@@ -550,9 +554,11 @@ class Structurer:
         Up to 3.11 such a test jumps there itself, while a ``continue`` is a jump of its own
         that the last test falls into.  3.12+ only jump forward conditionally: a test jumps to
         the loop's closing jump, or, where the compiler sent it straight back to the start, it
-        falls into a ``JUMP_BACKWARD`` of its own; a written ``continue`` is one jump that the
-        last test falls into and the others share.  (A single test falling into a jump back
-        compiles the same either way there; the ``continue`` form is kept for it.)
+        falls into a ``JUMP_BACKWARD`` of its own, its sense inverted; a written ``continue``
+        is one jump that the last test falls into and the others share.  A single test falling
+        into a jump back of its own is told by its sense: ``if c: <rest>`` jumps on to the
+        rest when ``c`` is true, ``if c: continue`` when it is false (``if x in y: <rest>`` and
+        ``if x not in y: continue`` compile differently).
         """
         edges = []
         for b in chain:
@@ -566,7 +572,8 @@ class Structurer:
             return not any(falls for _, _, falls in edges)
         fallen = [(b, succ) for b, succ, falls in edges if falls]
         if len(edges) == 1 and fallen:
-            return False
+            b, succ = fallen[0]
+            return succ.preds == [b] and b.last.op == "POP_JUMP_IF_TRUE"
         return all(succ.preds == [b] for b, succ in fallen)
 
     def if_statement(self, cond: ast.expr, t: Block, f: Block, stack: List[Any], ctx: Ctx,
