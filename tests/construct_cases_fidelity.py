@@ -345,3 +345,16 @@ def f(items, skip):
         out.append(x)
     return out
 """, [([], ()), ([1, 2, 3], (2,))])
+
+case("fidelity_for_test_then_break_at_loop_end", r"""
+def f(seqs):
+    for s1 in seqs:
+        cand = s1[0]
+        for s2 in seqs:
+            if cand in s2[1:]:
+                cand = None
+                break
+        else:
+            break
+    return cand
+""", [([[1, 2], [2, 3]],), ([[1], [2]],), ([[1, 2], [2, 1]],)])

@@ -522,12 +522,15 @@ class Structurer:
         if loop is not None:
             for target, other, c in ((t, f, cond), (f, t, negate(cond))):
                 j = self.loop_jump(target, ctx)
+                meet = self.cfg.common_pdom(t, f)
                 if isinstance(j, ast.Continue) and self._tests_reach_loop_end(block, chain, ctx) \
-                        and self.cfg.common_pdom(t, f) in (target, None, self._through_jumps(target)):
+                        and (meet in (target, None, self._through_jumps(target))
+                             or meet not in loop.body):
                     # A written ``continue`` is a jump of its own that the test jumps over (or
                     # falls into); a test that jumps straight to the loop's end is an ``if``
                     # whose body is the rest of the loop (``for x in xs: if c: body``), which
-                    # ends there too or never ends.  The ``if`` statement says the same and
+                    # ends there too, never ends or leaves the loop (the arms meet nowhere in
+                    # it: ``if c: ...; break``).  The ``if`` statement says the same and
                     # compiles back to this layout; where it cannot be built (a ``try`` whose
                     # handler jumps to the loop's start itself), ``if not c: continue`` can.
                     saved, written = self.save_state(), len(out)
