@@ -542,10 +542,16 @@ class ProtectedBuilder:
             seen.add(b)
             if any(i.op == "POP_EXCEPT" for i in b.instrs):
                 # (not a path that only returns: that leaves the function, not the clause;
-                # nested in a clause, its POP_EXCEPT is the enclosing clause's)
-                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None)))
+                # nested in a clause, its POP_EXCEPT is the enclosing clause's.  But a clause
+                # that jumps there falls off its end: ≤3.10 write ``return`` inline.)
+                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None))
+                              or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
                 continue
             work.extend(b.succs)
+        if exit_block is not None and exits and all(x is exits[0] for x in exits) \
+                and exits[0] is not exit_block and _only_raises(exit_block):
+            # The ``else`` clause always raises: the statement goes on where the clauses do.
+            return exits[0], []
         points = ([exit_block] if exit_block is not None else []) + exits
         if not points:
             return None, []
@@ -773,6 +779,24 @@ def _returns_past_handler(block: Block, ctx: Ctx) -> bool:
         if nxt is None or (ctx.loop is not None and nxt in (ctx.loop.cont, ctx.loop.brk)):
             return False
         node = nxt
+    return False
+
+
+def _only_raises(block: Block) -> bool:
+    """Normal flow from ``block`` (no tests) ends in ``raise``."""
+    node: Optional[Block] = block
+    for _ in range(16):
+        if node is None:
+            return False
+        last = node.last
+        if last.op == "RAISE_VARARGS":
+            return True
+        if last.op == "JUMP":
+            node = node.jump
+        elif last.target is None and last.op not in ("RETURN_VALUE", "RERAISE"):
+            node = node.fallthrough
+        else:
+            return False
     return False
 
 
