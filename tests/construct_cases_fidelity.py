@@ -358,3 +358,17 @@ def f(seqs):
             break
     return cand
 """, [([[1, 2], [2, 3]],), ([[1], [2]],), ([[1, 2], [2, 1]],)])
+
+case("fidelity_or_test_ending_in_membership", r"""
+def f(names):
+    seen = set()
+    out = []
+    for i, name in enumerate(names):
+        if (not name.isidentifier()
+                or name.startswith("_")
+                or name in seen):
+            name = "_%d" % i
+        out.append(name)
+        seen.add(name)
+    return out
+""", [([],), (["a", "b", "a", "_c", "1x"],)])

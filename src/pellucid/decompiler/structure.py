@@ -203,6 +203,39 @@ def negate(e: ast.expr) -> ast.expr:
     return out
 
 
+def _negations(e: ast.expr) -> int:
+    """How many ``not``s (``not x``, ``not in``, ``is not``) ``e`` spells at its top level."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return 1 + _negations(e.operand)
+    if isinstance(e, ast.Compare):
+        return sum(isinstance(op, (ast.NotIn, ast.IsNot)) for op in e.ops)
+    if isinstance(e, ast.BoolOp):
+        return sum(_negations(v) for v in e.values)
+    return 0
+
+
+def test_form(e: ast.expr) -> ast.expr:
+    """A statement's test ``not (a and b)`` as ``not a or not b`` when that spells fewer
+    negations (``not x or y in s`` rather than ``not (x and y not in s)``).
+
+    Only for tests, where just the truth value counts: ``not a or b`` is ``b`` itself, not
+    ``bool(b)``.  The compiler lays both spellings out the same, except that it compiles
+    ``y in s`` and ``y not in s`` to different instructions, so the spelling matters."""
+    if not (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)
+            and isinstance(e.operand, ast.BoolOp)) or getattr(e.operand, "_paren", False):
+        return e
+    inner = e.operand
+    flipped = [negate(v) for v in inner.values]
+    if sum(_negations(v) for v in flipped) >= _negations(e):
+        return e
+    kind = ast.Or if isinstance(inner.op, ast.And) else ast.And
+    out = ast.BoolOp(kind(), flipped)
+    position = getattr(e, "_pos", None)
+    if position is not None:
+        out._pos = position  # type: ignore[attr-defined]
+    return out
+
+
 def boolop(kind: type, a: ast.expr, b: ast.expr) -> ast.expr:
     values: List[ast.expr] = []
     for x in (a, b):
@@ -749,10 +782,10 @@ class Structurer:
 
     def make_if(self, cond: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.stmt:
         if not body and not orelse:
-            return ast.If(cond, [ast.Pass()], [])
+            return ast.If(test_form(cond), [ast.Pass()], [])
         if not body:
-            return ast.If(negate(cond), orelse, [])
-        return ast.If(cond, body, orelse)
+            return ast.If(test_form(negate(cond)), orelse, [])
+        return ast.If(test_form(cond), body, orelse)
 
     def build_value_branch(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                            out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
