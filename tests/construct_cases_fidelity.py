@@ -227,3 +227,148 @@ def f(g):
     else:
         raise RuntimeError("ignored")
 """, [(dict,), (lambda: {}["k"],), (lambda: 1 / 0,)], driver=None)
+
+case("fidelity_for_and_test_runs_to_loop_end", r"""
+def f(items, seen):
+    out = []
+    for x in items:
+        if x in seen and x > 1:
+            out.append(x)
+            out.append(-x)
+    return out
+""", [([], ()), ([1, 2, 3, 5], (2, 5, 1))])
+
+case("fidelity_for_and_test_raise_at_loop_end", r"""
+def f(pairs):
+    for a, b in pairs:
+        if a is None and b is None:
+            raise ValueError("both missing")
+    return len(pairs)
+""", [([],), ([(1, None), (None, 2)],), ([(1, 2), (None, None)],)])
+
+case("fidelity_for_written_continue_after_and", r"""
+def f(items, seen):
+    out = []
+    for x in items:
+        if not (x in seen and x > 1):
+            continue
+        out.append(x)
+    return out
+""", [([], ()), ([1, 2, 3, 5], (2, 5, 1))])
+
+case("fidelity_while_true_return_at_loop_end", r"""
+def f(xs):
+    i = 0
+    while True:
+        i += 1
+        if xs[i] < 0:
+            raise ValueError(i)
+        if xs[i] == 0:
+            return i
+""", [([5, 1, 0],), ([5, 2, -1],)])
+
+case("fidelity_genexpr_filter_on_its_own_line", r"""
+def f(xs, other):
+    return list(x for x in xs
+                if x not in other)
+""", [([], ()), ([1, 2, 3], (2,))])
+
+case("fidelity_return_constant_or_expression", r"""
+def f(d):
+    c = d.get("k")
+    return False if c is None else c == "v"
+""", [({},), ({"k": "v"},), ({"k": 1},)])
+
+case("fidelity_return_constants_on_compound_test", r"""
+def f(x, y):
+    return "a" if x and y else "b"
+""", [(0, 1), (1, 1), (1, 0)])
+
+case("fidelity_with_body_falls_off_function_end", r"""
+import contextlib
+def f(log, n):
+    with contextlib.suppress(ZeroDivisionError):
+        log.append(1 / n)
+        log.append(n)
+""", [([], 1), ([], 0)])
+
+case("fidelity_with_in_if_arm_then_function_end", r"""
+import contextlib
+def f(log, n):
+    if n:
+        with contextlib.suppress(ZeroDivisionError):
+            log.append(1 / (n - 1))
+    else:
+        log.append(n)
+""", [([], 1), ([], 0), ([], 3)])
+
+case("fidelity_try_finally_falls_off_function_end", r"""
+def f(log, n):
+    log.append("start")
+    try:
+        log.append(10 // n)
+    finally:
+        log.append("end")
+""", [([], 2), ([], 0)])
+
+case("fidelity_try_except_raise_falls_off_function_end", r"""
+def f(d, key):
+    try:
+        del d[key]
+    except KeyError:
+        raise LookupError("missing: %r" % (key,))
+""", [({"a": 1}, "a"), ({}, "b")])
+
+case("fidelity_for_in_test_runs_to_loop_end", r"""
+def f(lines, prefixes):
+    out = []
+    for line in lines:
+        if line[:2] in prefixes:
+            out.append(line[2:])
+    return out
+""", [([], ()), (["- a", "+ b", "  c"], ("  ", "+ "))])
+
+case("fidelity_for_not_in_test_runs_to_loop_end", r"""
+def f(items, seen):
+    for x in items:
+        if x not in seen:
+            seen.append(x)
+    return seen
+""", [([], []), ([1, 2, 1, 3], [2])])
+
+case("fidelity_for_written_continue_on_in_test", r"""
+def f(items, skip):
+    out = []
+    for x in items:
+        if x in skip:
+            continue
+        out.append(x)
+    return out
+""", [([], ()), ([1, 2, 3], (2,))])
+
+case("fidelity_for_test_then_break_at_loop_end", r"""
+def f(seqs):
+    for s1 in seqs:
+        cand = s1[0]
+        for s2 in seqs:
+            if cand in s2[1:]:
+                cand = None
+                break
+        else:
+            break
+    return cand
+""", [([[1, 2], [2, 3]],), ([[1], [2]],), ([[1, 2], [2, 1]],)])
+
+case("fidelity_or_test_ending_in_membership", r"""
+def f(names):
+    seen = set()
+    out = []
+    for i, name in enumerate(names):
+        if (not name.isidentifier()
+                or name.startswith("_")
+                or name in seen):
+            name = "_%d" % i
+        out.append(name)
+        seen.add(name)
+    return out
+""", [([],), (["a", "b", "a", "_c", "1x"],)])

@@ -72,6 +72,8 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.temp_count = 0
         self.floor = 0  # stack entries below this belong to an enclosing compound statement
         self.legacy_exceptions = PY < (3, 11)
+        self.forward_only_tests = PY >= (3, 12)
+        self.returns_const = PY >= (3, 12)
 
     def statements(self) -> List[ast.stmt]:
         entry = self.cfg.blocks[0]

@@ -95,6 +95,11 @@ class ProtectedBuilder:
         mode = self._absorb.get(ctx.exc) if ctx.exc is not None else None
         if mode is None:
             return False
+        if _returns_past_handler(block, ctx):
+            # ≤3.10 end a ``try``/``with`` body that falls off the function's end with a jump
+            # over the handler code to the final ``return``: code after the statement.  (A
+            # ``return`` written in the body is compiled there, inline.)
+            return False
         if mode == "finally":
             return self._is_finally_exit(block, ctx, stack) or False
         if mode == "with":
@@ -537,10 +542,16 @@ class ProtectedBuilder:
             seen.add(b)
             if any(i.op == "POP_EXCEPT" for i in b.instrs):
                 # (not a path that only returns: that leaves the function, not the clause;
-                # nested in a clause, its POP_EXCEPT is the enclosing clause's)
-                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None)))
+                # nested in a clause, its POP_EXCEPT is the enclosing clause's.  But a clause
+                # that jumps there falls off its end: ≤3.10 write ``return`` inline.)
+                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None))
+                              or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
                 continue
             work.extend(b.succs)
+        if exit_block is not None and exits and all(x is exits[0] for x in exits) \
+                and exits[0] is not exit_block and _only_raises(exit_block):
+            # The ``else`` clause always raises: the statement goes on where the clauses do.
+            return exits[0], []
         points = ([exit_block] if exit_block is not None else []) + exits
         if not points:
             return None, []
@@ -741,6 +752,52 @@ class ProtectedBuilder:
         handler = ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
         handler._trailing = trailing  # type: ignore[attr-defined]
         return handler
+
+
+def _returns_past_handler(block: Block, ctx: Ctx) -> bool:
+    """The normal-flow path from ``block`` only returns, and it lies (or jumps forward) past
+    the handler code at ``ctx.exc``: the code after the statement.
+
+    Only for the body's own end (entered by falling or jumping out of it, not by a test): an
+    arm of an ``if`` that leaves the body is read as a ``return`` there, so that it is not a
+    second way out that meets the other arm nowhere."""
+    if ctx.exc is None or any(p.last.op in POP_JUMPS for p in block.preds):
+        return False
+    node = block
+    past = block.start > ctx.exc
+    for _ in range(16):
+        last = node.last
+        if last.op == "RETURN_VALUE":
+            return past
+        if last.op == "JUMP":
+            nxt = node.jump
+            past = past or (nxt is not None and nxt.start > ctx.exc)
+        elif last.target is None and last.op not in ("RAISE_VARARGS", "RERAISE"):
+            nxt = node.fallthrough
+        else:
+            return False
+        if nxt is None or (ctx.loop is not None and nxt in (ctx.loop.cont, ctx.loop.brk)):
+            return False
+        node = nxt
+    return False
+
+
+def _only_raises(block: Block) -> bool:
+    """Normal flow from ``block`` (no tests) ends in ``raise``."""
+    node: Optional[Block] = block
+    for _ in range(16):
+        if node is None:
+            return False
+        last = node.last
+        if last.op == "RAISE_VARARGS":
+            return True
+        if last.op == "JUMP":
+            node = node.jump
+        elif last.target is None and last.op not in ("RETURN_VALUE", "RERAISE"):
+            node = node.fallthrough
+        else:
+            return False
+    return False
 
 
 def partial_block(block: Block, k: int) -> Block:

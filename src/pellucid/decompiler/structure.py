@@ -131,6 +131,14 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     return None
 
 
+def _copied_constant_return(block: Block) -> bool:
+    """``block`` is ``LOAD_CONST c; RETURN_VALUE`` from two raw instructions, not one
+    ``RETURN_CONST`` (meaningful where RETURN_CONST exists, 3.12+)."""
+    instrs = block.instrs
+    return len(instrs) == 2 and instrs[1].op == "RETURN_VALUE" and instrs[0].op == "LOAD_CONST" \
+        and instrs[0].offset != instrs[1].offset
+
+
 def _else_leaves_plainly(stmts: List[ast.stmt]) -> bool:
     """The arm ends in a ``return``, a ``raise`` of an exception, ``break`` or ``continue``."""
     if not stmts:
@@ -203,15 +211,56 @@ def _drops_into_copy(dropping: Block, plain: Block) -> bool:
 
 
 def negate(e: ast.expr) -> ast.expr:
-    """``not e``, simplified where that is exact."""
+    """``not e``, simplified where that is exact.
+
+    The result keeps ``e``'s source position: a test compiles to a jump at its operand's
+    line, and 3.12+ thread a jump into a loop's closing jump only when their lines agree, so
+    an untagged test can change the layout."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
         return e.operand
+    out: ast.expr = ast.UnaryOp(ast.Not(), e)
     if isinstance(e, ast.Compare) and len(e.ops) == 1:
         flip = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
         t = flip.get(type(e.ops[0]))
         if t is not None:
-            return ast.Compare(e.left, [t()], e.comparators)
-    return ast.UnaryOp(ast.Not(), e)
+            out = ast.Compare(e.left, [t()], e.comparators)
+    position = getattr(e, "_pos", None)
+    if position is not None:
+        out._pos = position  # type: ignore[attr-defined]
+    return out
+
+
+def _negations(e: ast.expr) -> int:
+    """How many ``not``s (``not x``, ``not in``, ``is not``) ``e`` spells at its top level."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return 1 + _negations(e.operand)
+    if isinstance(e, ast.Compare):
+        return sum(isinstance(op, (ast.NotIn, ast.IsNot)) for op in e.ops)
+    if isinstance(e, ast.BoolOp):
+        return sum(_negations(v) for v in e.values)
+    return 0
+
+
+def test_form(e: ast.expr) -> ast.expr:
+    """A statement's test ``not (a and b)`` as ``not a or not b`` when that spells fewer
+    negations (``not x or y in s`` rather than ``not (x and y not in s)``).
+
+    Only for tests, where just the truth value counts: ``not a or b`` is ``b`` itself, not
+    ``bool(b)``.  The compiler lays both spellings out the same, except that it compiles
+    ``y in s`` and ``y not in s`` to different instructions, so the spelling matters."""
+    if not (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)
+            and isinstance(e.operand, ast.BoolOp)) or getattr(e.operand, "_paren", False):
+        return e
+    inner = e.operand
+    flipped = [negate(v) for v in inner.values]
+    if sum(_negations(v) for v in flipped) >= _negations(e):
+        return e
+    kind = ast.Or if isinstance(inner.op, ast.And) else ast.And
+    out = ast.BoolOp(kind(), flipped)
+    position = getattr(e, "_pos", None)
+    if position is not None:
+        out._pos = position  # type: ignore[attr-defined]
+    return out
 
 
 def boolop(kind: type, a: ast.expr, b: ast.expr) -> ast.expr:
@@ -254,6 +303,8 @@ class Structurer:
     floor = 0
     outer_floor = 0
     latch_tests: Set[Block]  # set by the host's __init__: a loop's re-test is no operand of an ``if``
+    forward_only_tests = False  # 3.12+: conditional jumps only go forward (set by the host)
+    returns_const = False  # 3.12+: ``return <constant>`` is one RETURN_CONST (set by the host)
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
@@ -569,7 +620,7 @@ class Structurer:
 
     def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
-        cond, t, f, stack = self.compound_condition(block, list(stack))
+        cond, t, f, stack, chain = self._fold_condition(block, list(stack))
         # 3.10+ ``while c:`` (guard + loop re-testing ``c`` at its latch) first: its guard's
         # false arm may itself be a ``break``/``continue`` (``while c: ... else: break``).
         guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
@@ -580,17 +631,24 @@ class Structurer:
         if loop is not None:
             for target, other, c in ((t, f, cond), (f, t, negate(cond))):
                 j = self.loop_jump(target, ctx)
-                if isinstance(j, ast.Continue) and target is block.jump \
-                        and self.cfg.common_pdom(t, f) in (target, None):
+                meet = self.cfg.common_pdom(t, f)
+                if isinstance(j, ast.Continue) and self._tests_reach_loop_end(block, chain, ctx) \
+                        and (meet in (target, None, self._through_jumps(target))
+                             or meet not in loop.body):
                     # A written ``continue`` is a jump of its own that the test jumps over (or
                     # falls into); a test that jumps straight to the loop's end is an ``if``
                     # whose body is the rest of the loop (``for x in xs: if c: body``), which
-                    # ends there too or never ends.  The ``if`` statement says the same and
+                    # ends there too, never ends or leaves the loop (the arms meet nowhere in
+                    # it: ``if c: ...; break``).  The ``if`` statement says the same and
                     # compiles back to this layout; where it cannot be built (a ``try`` whose
                     # handler jumps to the loop's start itself), ``if not c: continue`` can.
                     saved, written = self.save_state(), len(out)
+                    # (through a 3.12+ test's own jump back: the arms meet at the loop's start)
+                    back = self._through_jumps(target) \
+                        if len(target.preds) == 1 and target.preds[0].fallthrough is target else target
+                    arm_t, arm_f = (back, f) if target is t else (t, back)
                     try:
-                        return self.if_statement(cond, t, f, list(stack), ctx, stop, out)
+                        return self.if_statement(cond, arm_t, arm_f, list(stack), ctx, stop, out)
                     except StructureError:
                         self.restore_state(saved)
                         del out[written:]
@@ -599,6 +657,36 @@ class Structurer:
                         self.emit(out, ast.If(c, [j], []), stack)
                         return stack, other
         return self.if_statement(cond, t, f, stack, ctx, stop, out)
+
+    def _tests_reach_loop_end(self, block: Block, chain: FrozenSet[Block], ctx: Ctx) -> bool:
+        """The condition ``chain`` (starting at ``block``) goes to the loop's continue point the
+        way the compiler lays out an ``if`` whose body runs to the end of the loop, not by a
+        written ``continue``.
+
+        Up to 3.11 such a test jumps there itself, while a ``continue`` is a jump of its own
+        that the last test falls into.  3.12+ only jump forward conditionally: a test jumps to
+        the loop's closing jump, or, where the compiler sent it straight back to the start, it
+        falls into a ``JUMP_BACKWARD`` of its own, its sense inverted; a written ``continue``
+        is one jump that the last test falls into and the others share.  A single test falling
+        into a jump back of its own is told by its sense: ``if c: <rest>`` jumps on to the
+        rest when ``c`` is true, ``if c: continue`` when it is false (``if x in y: <rest>`` and
+        ``if x not in y: continue`` compile differently).
+        """
+        edges = []
+        for b in chain:
+            for succ, falls in ((b.jump, False), (b.fallthrough, True)):
+                if succ is not None and succ not in chain \
+                        and isinstance(self.loop_jump(succ, ctx), ast.Continue):
+                    edges.append((b, succ, falls))
+        if not edges:
+            return False
+        if not self.forward_only_tests:
+            return not any(falls for _, _, falls in edges)
+        fallen = [(b, succ) for b, succ, falls in edges if falls]
+        if len(edges) == 1 and fallen:
+            b, succ = fallen[0]
+            return succ.preds == [b] and b.last.op == "POP_JUMP_IF_TRUE"
+        return all(succ.preds == [b] for b, succ in fallen)
 
     def if_statement(self, cond: ast.expr, t: Block, f: Block, stack: List[Any], ctx: Ctx,
                      stop: FrozenSet[Block], out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
@@ -663,6 +751,15 @@ class Structurer:
             stack = else_stack[:-1] + [ast.IfExp(cond, self.value(then_stack[-1]),
                                                  self.value(else_stack[-1]))]
             return stack, then_end
+        if then_stack is None and else_stack is None and self.returns_const \
+                and _single_return(then_s) and _single_return(else_s) \
+                and (_copied_constant_return(t) or _copied_constant_return(f)):
+            # 3.12+ compile ``return c`` to RETURN_CONST; a constant returned by a separate
+            # RETURN_VALUE was the value of an expression whose arms met at one ``return`` that
+            # the compiler then copied into each arm: ``return 'a' if c else 'b'``.
+            self.emit(out, ast.Return(ast.IfExp(cond, then_s[0].value,  # type: ignore[attr-defined]
+                                                else_s[0].value)), stack)  # type: ignore[attr-defined]
+            return None
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
             # which is how such code is written (``if not x: raise ...`` for an assert).
@@ -761,10 +858,10 @@ class Structurer:
 
     def make_if(self, cond: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.stmt:
         if not body and not orelse:
-            return ast.If(cond, [ast.Pass()], [])
+            return ast.If(test_form(cond), [ast.Pass()], [])
         if not body:
-            return ast.If(negate(cond), orelse, [])
-        return ast.If(cond, body, orelse)
+            return ast.If(test_form(negate(cond)), orelse, [])
+        return ast.If(test_form(cond), body, orelse)
 
     def build_value_branch(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                            out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
