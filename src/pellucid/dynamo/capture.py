@@ -18,7 +18,7 @@ import threading
 import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from pellucid.dynamo import transformed_code
+from pellucid.dynamo import trace_filter, transformed_code
 from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
 from pellucid.dynamo.gc_pause import collector_paused
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
@@ -96,6 +96,8 @@ class Capturer:
                 trace_log.removeHandler(handler)
                 trace_log.setLevel(old_level)
             self._undo.append(remove)
+            # events nobody reads are not built while this handler is the only one
+            self._undo.extend(trace_filter.install(trace_log, handler))
 
     def uninstall(self) -> None:
         while self._undo:

@@ -1,0 +1,69 @@
+"""Skip torch's structured-trace events pellucid does not read, while nobody else listens.
+
+pellucid reads graphs, graph-break reasons and compilation metrics from torch's structured
+trace, so it adds a handler to ``trace_log``.  torch decides whether to build an event by
+whether that logger has *any* handler: with pellucid's alone, every event's payload is built
+too -- the text of the whole guard tree (``dynamo_cpp_guards_str``), a description of every
+fake tensor, storage and source (``describe_*``), the compile-time profile (``chromium_event``)
+-- about 15 ms per GPT-2 compile that nothing reads.  :func:`install` wraps the
+``trace_structured`` function those calls go through so that these events return at once when
+pellucid's handler is the logger's only one.  With any other handler (``TORCH_TRACE``, a user's
+own) every event is built and sent exactly as before.
+
+The wrapper is an optimisation only: where this torch has no such function nothing is wrapped
+and nothing is lost, so no warning is given.
+"""
+import logging
+import sys
+from typing import Any, Callable, List
+
+#: events pellucid never reads (see :data:`pellucid.dynamo.capture.GRAPH_EVENTS` for those it does)
+UNREAD_EVENTS = frozenset({
+    "dynamo_cpp_guards_str",
+    "chromium_event",
+    "describe_tensor",
+    "describe_storage",
+    "describe_source",
+})
+
+#: (module, attribute) spellings through which torch calls ``trace_structured`` for those
+#: events: ``torch._logging.trace_structured(...)`` (guards, chromium events) and the name
+#: ``meta_utils`` imported (tensor descriptions)
+_CALL_SITES = (
+    ("torch._logging", "trace_structured"),
+    ("torch._subclasses.meta_utils", "trace_structured"),
+)
+
+
+def install(trace_log: logging.Logger, handler: logging.Handler) -> List[Callable[[], None]]:
+    """Wrap the call sites; returns the undo actions (restore the functions found)."""
+    undo: List[Callable[[], None]] = []
+    for module_name, attr in _CALL_SITES:
+        module = sys.modules.get(module_name)
+        original = getattr(module, attr, None) if module is not None else None
+        if not callable(original):
+            continue
+        wrapper = _wrap(original, trace_log, handler)
+        setattr(module, attr, wrapper)
+
+        def restore(module: Any = module, attr: str = attr, original: Any = original,
+                    wrapper: Any = wrapper) -> None:
+            # Only if still ours: something wrapped after us keeps its own wrapper (and ours,
+            # inside it, passes everything on once the handler is gone).
+            if getattr(module, attr, None) is wrapper:
+                setattr(module, attr, original)
+        undo.append(restore)
+    return undo
+
+
+def _wrap(original: Callable[..., Any], trace_log: logging.Logger,
+          handler: logging.Handler) -> Callable[..., Any]:
+    def trace_structured(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name in UNREAD_EVENTS:
+            handlers = trace_log.handlers
+            if len(handlers) == 1 and handlers[0] is handler:
+                return None
+        return original(name, *args, **kwargs)
+    trace_structured.__wrapped__ = original  # type: ignore[attr-defined]
+    trace_structured.__doc__ = original.__doc__
+    return trace_structured
