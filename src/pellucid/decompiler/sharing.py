@@ -136,17 +136,21 @@ def first_shared(stmt: ast.AST, stack: List[Any]) -> Optional[Tuple[ast.AST, boo
     says nothing with an effect runs before it in ``stmt`` (so it can be assigned to a
     temporary in a statement of its own just before).
     """
-    on_stack = set()
-    for v in stack:
-        if isinstance(v, ast.AST) and not isinstance(v, M.Marker):
-            for n in ast.walk(v):
-                if is_copied(n):
-                    on_stack.add(id(n))
     items = list(eval_order(stmt))
     counts: Dict[int, int] = {}
     for node, _, _ in items:
         if is_copied(node):
             counts[id(node)] = counts.get(id(node), 0) + 1
+    if not counts:
+        # Nothing in ``stmt`` was copied: no need to walk the stack (Dynamo's code keeps dozens
+        # of values there across many statements, and this runs for every statement).
+        return None
+    on_stack = set()
+    for v in stack:
+        if isinstance(v, ast.AST) and not isinstance(v, M.Marker):
+            for n in ast.walk(v):
+                if id(n) in counts:
+                    on_stack.add(id(n))
     shared = set(i for i, n in counts.items() if n > 1 or i in on_stack)
     if not shared:
         return None
