@@ -97,6 +97,14 @@ class Event:
 
 
 _FAST_OPS = frozenset({"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR"})
+_GEN_START = dis.opmap.get("GEN_START")  # 3.10 only
+
+
+def _starts_with_gen_start(code: types.CodeType) -> bool:
+    """Whether the first instruction is 3.10's ``GEN_START``: the first byte of ``co_code`` (a
+    first ``EXTENDED_ARG`` is its own instruction, as ``dis`` lists it), without disassembling
+    the whole code object (Dynamo's are long and this runs for both sides of every check)."""
+    return _GEN_START is not None and code.co_code[:1] == bytes((_GEN_START,))
 
 
 class Side:
@@ -109,8 +117,7 @@ class Side:
         self.instrs = normalize(code)
         self.code_keys = code_keys
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
-        raw = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-        self.gen_start = bool(raw) and raw[0].opname == "GEN_START"
+        self.gen_start = _starts_with_gen_start(code)
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
         shadowed = set(code.co_varnames) & set(code.co_freevars)
