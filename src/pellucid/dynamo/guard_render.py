@@ -201,8 +201,24 @@ def _one_line(text: str) -> str:
     return " ".join(text.splitlines()).strip()
 
 
+class _Negation(str):
+    """``not CALL(...)`` as built by a renderer here: the text, and the call it negates (so
+    :func:`_negate` needs no parse for the hundred-odd such checks of a large guard)."""
+
+    positive: str
+
+
+def _not_call(call: str) -> str:
+    """``not <call>`` for ``call`` a single call expression (``f(...)``)."""
+    text = _Negation("not " + call)
+    text.positive = call
+    return text
+
+
 def _negate(expr: str) -> Optional[str]:
     """``X`` when ``expr`` is ``not X``, so the check reads ``if X: return False``."""
+    if isinstance(expr, _Negation):
+        return expr.positive
     if not expr.startswith("not "):
         return None  # the answer below too; most checks end here, without a parse
     import ast
@@ -402,8 +418,8 @@ class _Renderer(object):
         absent = [item[1] for item in c.params["items"] if item[0] == "absent"]
         if absent:
             # one line for "was not marked": the usual case, five attributes
-            out.append(("not %s(%s, %s)" % (self.helper("has_any_attr"), x,
-                                            ", ".join(repr(a) for a in absent)), c.parts[0],
+            out.append((_not_call("%s(%s, %s)" % (self.helper("has_any_attr"), x,
+                                                  ", ".join(repr(a) for a in absent))), c.parts[0],
                         "no mark_dynamic/mark_static/... marking at compile time"))
         for item, part in zip(c.params["items"], c.parts):
             if item[0] == "absent":
@@ -419,14 +435,14 @@ class _Renderer(object):
 
     def k_DICT_CONTAINS(self, c: LeafCheck, x: str) -> List[Tuple[str, CodePart, str]]:
         expr = "%s(%s, %s)" % (self.helper("dict_contains"), x, self.value(c.params["key"], "key"))
-        return [(expr if c.params["contains"] else "not " + expr, c.parts[0], "")]
+        return [(expr if c.params["contains"] else _not_call(expr), c.parts[0], "")]
 
     def k_SET_CONTAINS(self, c: LeafCheck, x: str) -> List[Tuple[str, CodePart, str]]:
         expr = "%s(%s, %s)" % (self.helper("set_contains"), x, self.value(c.params["item"], "item"))
-        return [(expr if c.params["contains"] else "not " + expr, c.parts[0], "")]
+        return [(expr if c.params["contains"] else _not_call(expr), c.parts[0], "")]
 
     def k_NO_HASATTR(self, c: LeafCheck, x: str) -> List[Tuple[str, CodePart, str]]:
-        return [("not hasattr(%s, %r)" % (x, c.params["attr"]), c.parts[0], "")]
+        return [(_not_call("hasattr(%s, %r)" % (x, c.params["attr"])), c.parts[0], "")]
 
     def k_TUPLE_ITERATOR_LEN(self, c: LeafCheck, x: str) -> List[Tuple[str, CodePart, str]]:
         return [("type(%s) is %s and %s(%s) == %d" % (
@@ -555,9 +571,7 @@ class _Renderer(object):
         from pellucid.dynamo import guard_helpers
         body_text = "\n".join(text for text, _ in self.body)
         used = set(self.helpers)
-        # one pass over the body for every ``name(`` instead of one search per helper
-        called = set(_CALLED_NAME.findall(body_text))
-        used.update(n for n in guard_helpers.__all__ if n in called)
+        used.update(n for n in guard_helpers.__all__ if _calls(body_text, n))
         missing = [n for n in used if n not in guard_helpers.__all__]
         if missing:
             raise UnsupportedGuardError("rendered guard calls unknown helpers %s" % missing)
@@ -595,8 +609,21 @@ class _Renderer(object):
                              tree=self.tree)
 
 
-#: a name followed by ``(``: the same matches as ``\bNAME\(`` for each helper NAME
-_CALLED_NAME = re.compile(r"\b(\w+)\(")
+def _calls(text: str, name: str) -> bool:
+    """Whether ``text`` has ``name(`` with no word character before it (``\\bname\\(``).
+
+    A substring search per helper: a regular expression over the whole body (a GPT-2 guard
+    is ~240 kB of text) cost several times more than everything else in assembling it.
+    """
+    pattern = name + "("
+    at = text.find(pattern)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        # ``\w`` is exactly the characters ``str.isalnum`` accepts, and ``_``
+        if not (before.isalnum() or before == "_"):
+            return True
+        at = text.find(pattern, at + 1)
+    return False
 
 
 def _short_repr(obj: Any, limit: int = 100) -> str:
