@@ -155,9 +155,11 @@ def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
 
 def instance(general: Pair, p: Pair) -> bool:
     """Whether every concrete run ``p`` stands for is covered by ``general``."""
-    p = p.copy()
-    gc_lists(p.o)
-    gc_lists(p.c)
+    if p.o.heap or p.c.heap:
+        # (only the known lists change below: without any, no copy of the states is needed)
+        p = p.copy()
+        gc_lists(p.o)
+        gc_lists(p.c)
     if not general.o.heap and not general.c.heap and (p.o.heap or p.c.heap):
         # A state whose lists are opaque covers one where they are known (and agree).
         if not forget_lists(p.o, p.c):
@@ -279,7 +281,9 @@ class Explorer:
             raise Mismatch("original at %s: %s; candidate at %s: %s" % (
                 self.orig.where(eo.ins), _describe(eo, p.o), self.cand.where(ec.ins),
                 _describe(ec, p.c)))
-        if eo.observe:
+        if eo.observe and seen_o != seen_c:
+            # (one comparison of the whole observation; only a difference is looked into by
+            # name -- this runs at every event, over every variable of the original)
             for i, name in enumerate(names):
                 a = seen_o[i + 1]
                 b = seen_c[i + 1]
@@ -287,6 +291,7 @@ class Explorer:
                     raise Mismatch("variable %r differs before %s (original at %s: %s; candidate at "
                                    "%s: %s)" % (name, _describe(eo, p.o), self.orig.where(eo.ins),
                                                 render(a), self.cand.where(ec.ins), render(b)))
+        if eo.observe:
             # When the frame is left by an exception its exc_info is dropped with it.
             if p.o.excinfo != p.c.excinfo and eo.kind != "unwind":
                 raise Mismatch("the handled exception differs before %s (original at %s: %s; "
