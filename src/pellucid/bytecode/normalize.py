@@ -14,10 +14,11 @@ Three steps:
 >>> [i.op for i in normalize((lambda x: x.y(1)).__code__)]
 ['LOAD_FAST', 'LOAD_ATTR', 'PUSH_NULL', 'LOAD_CONST', 'CALL', 'RETURN_VALUE']
 """
+import contextlib
 import dis
 import sys
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.exception_regions import handlers_by_offset
@@ -305,12 +306,52 @@ def prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
     return raw
 
 
+#: id(code) -> (code, its neutral instructions) while :func:`shared_results` is active
+_shared: Optional[Dict[int, Tuple[types.CodeType, List[Instr]]]] = None
+
+
+@contextlib.contextmanager
+def shared_results() -> Iterator[None]:
+    """Within the block, each code object is normalised once; later calls get a new list of
+    the same :class:`Instr` objects (nothing outside this module changes an ``Instr``).
+
+    prepare_debug decompiles Dynamo's code and then verifies the result against it, which
+    normalises the same (long) code object twice.  The results are kept only for the block,
+    so no code object (nor what its constants hold) is kept alive after it.
+
+    >>> with shared_results():
+    ...     a = normalize(shared_results.__code__); b = normalize(shared_results.__code__)
+    >>> a == b, a is b, all(x is y for x, y in zip(a, b))
+    (True, False, True)
+    """
+    global _shared
+    outer = _shared
+    if outer is None:
+        _shared = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _shared = None
+
+
 def normalize(code: types.CodeType) -> List[Instr]:
     """Return the neutral instruction list of ``code`` with jump targets as indices.
 
     >>> [i.op for i in normalize((lambda: None).__code__)]
     ['LOAD_CONST', 'RETURN_VALUE']
     """
+    memo = _shared
+    if memo is None:
+        return _normalize(code)
+    hit = memo.get(id(code))
+    if hit is None or hit[0] is not code:
+        hit = (code, _normalize(code))
+        memo[id(code)] = hit  # (the entry holds ``code``: its id is not reused meanwhile)
+    return list(hit[1])
+
+
+def _normalize(code: types.CodeType) -> List[Instr]:
     raw = prepared_raw(code)
     pending_kw: List[tuple] = []
     ins: List[Instr] = []

@@ -65,6 +65,17 @@ def build(compile_id: str, original: types.CodeType, transformed: types.CodeType
           verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]]) -> Transform:
     """Decompile ``transformed`` into the file ``path`` and decide whether its recompiled code
     may replace Dynamo's.  Never raises for a decompiler problem: the reason is recorded."""
+    from pellucid.bytecode.normalize import shared_results
+
+    # the decompiler and the verifier both read ``transformed``'s instructions: once is enough
+    with shared_results():
+        return _build(compile_id, original, transformed, path, write, fn_globals, verify)
+
+
+def _build(compile_id: str, original: types.CodeType, transformed: types.CodeType, path: str,
+           write: Callable[[str, str], None], fn_globals: Optional[Dict[str, Any]],
+           verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]]
+           ) -> Transform:
     from pellucid.decompiler.recompile import recompile_full
     from pellucid.errors import DecompileError
 
