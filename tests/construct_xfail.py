@@ -22,7 +22,6 @@ EXPECTED_FAILURES = {
     "finally_conditionally_overrides_return": {"3.8", "3.9", "3.10"},
     "gen_yield_in_except_and_finally": {"3.8", "3.9", "3.10"},
     "match_in_loop_with_break_continue": {"3.11"},
-    "regr_fuzz_try_finally_inside_finally": {"3.8", "3.9", "3.10"},
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
     "try_in_loop_else_finally_break": {"3.8", "3.9", "3.10"},
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},

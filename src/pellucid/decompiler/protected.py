@@ -72,8 +72,7 @@ class ProtectedBuilder:
             seen.add(h.target)
             if self.handler_kind(h.target) != "transparent":
                 chain.append(h.target)
-            hb = self.cfg.block_at.get(h.target)
-            h = hb.handler if hb is not None else None
+            h = h.outer
         result = tuple(chain)
         self._chains[block] = result
         return result
