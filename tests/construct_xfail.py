@@ -18,7 +18,6 @@ EXPECTED_FAILURES = {
     "break_in_try_finally_with_branching_finally": {"3.9", "3.10"},
     "break_through_nested_finally": {"3.10"},
     "continue_in_finally_swallows": {"3.8", "3.9", "3.10"},
-    "coro_exception_handling": {"3.10"},
     "finally_conditionally_overrides_return": {"3.8", "3.9", "3.10"},
     "gen_yield_in_except_and_finally": {"3.8", "3.9", "3.10"},
     "match_in_loop_with_break_continue": {"3.11"},
@@ -28,5 +27,4 @@ EXPECTED_FAILURES = {
     "type_alias_statement": {"3.12", "3.13"},
     "type_param_defaults": {"3.13"},
     "type_params_generic_function_and_class": {"3.12", "3.13"},
-    "with_inside_try_finally": {"3.10"},
 }

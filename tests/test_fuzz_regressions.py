@@ -558,6 +558,44 @@ def test_try_finally_inside_finally_corpus_program():
             assert fuzz.FALLBACK_MARKER not in pellucid.decompile(code), form
 
 
+# Found by the corpus sweep (3.10): a try/except ending a `with` body had no structured form
+# ("an except clause goes on where the try statement does not"; no fallback before 3.11).
+# 3.10 gives the with's exit (and the return after it) a copy on each path: the clause goes on
+# into one, the try body into a jump (left alone by its dropped POP_BLOCK) to the other.  Such a
+# jump now compares as the code it jumps to, so the clause's copy is seen as the same exit.
+WITH_TRY_EXCEPT = {
+    "module": "with A:\n    try:\n        y = 2\n    except:\n        pass\n",
+    "dead_inner_try": "with A:\n    try:\n        try:\n            pass\n        except:\n"
+                      "            x = 1\n        y = 2\n    except:\n        pass\n",
+    "live_inner_try": "with A:\n    try:\n        try:\n            z()\n        except:\n"
+                      "            x = 1\n        y = 2\n    except:\n        pass\n",
+    "corpus": "with A:\n try:#\n  try: \n   pass\n  except :\n   class A: \n    pass\n"
+              "   class A: \n    pass\n   class A\u00d1:\n    pass\n  class \u00cf:\n   pass\n"
+              " except :\n   pass\n",
+}
+
+
+@pytest.mark.parametrize("src", list(WITH_TRY_EXCEPT.values()), ids=list(WITH_TRY_EXCEPT))
+def test_try_except_ending_with_body(src):
+    _assert_module_round_trip(src)
+    report = fuzz.check_program(src)
+    assert report.forms[:2] == ["module", "function"]
+    assert not report.failures, [str(f) for f in report.failures]
+
+
+def test_try_except_ending_with_body_behaviour():
+    """The clause and the body both leave the ``with`` (its __exit__ runs once) and go on."""
+    src = ("class CM:\n    def __enter__(self):\n        log.append('enter')\n"
+           "    def __exit__(self, *a):\n        log.append(('exit', a[0]))\n"
+           "with CM():\n    try:\n        log.append(1)\n        if fail:\n            raise KeyError\n"
+           "        log.append(2)\n    except:\n        log.append(3)\n")
+    for fail in (0, 1):
+        original, recompiled = {"log": [], "fail": fail}, {"log": [], "fail": fail}
+        exec(_module(src), original)
+        exec(pellucid.recompile(_module(src)), recompiled)
+        assert recompiled["log"] == original["log"], pellucid.decompile(_module(src))
+
+
 # (3.10+: a loop ending the finally body at the end of the code had no structured form,
 # "finally body not repeated on the normal path" -- each exit of the loop has its own copy of
 # the RERAISE / of the final return, so neither copy has a `break`; 3.10 then raised, 3.11+
