@@ -255,7 +255,10 @@ def drive(func, real, log):
 # Found by the fuzzed round trips (corpus sweep): a try/finally inside the `finally` block of a
 # try/finally that ends the function had no structured form ("finally body not repeated on the
 # normal path": the normal-path copy had absorbed the final return into the inner try's body),
-# and the fallback failed, so decompile raised.  Still so on 3.8-3.10 (legacy finally blocks).
+# and the fallback failed, so decompile raised.  On 3.8-3.10 the structurer then took the inner
+# try's handler for one around the outer try body too ("an except clause goes on where the try
+# statement does not"): the finally body's first kept instruction is inside the inner try, its
+# SETUP_FINALLY being dropped.  A handler's enclosing handler is now the one at its entry.
 case("regr_fuzz_try_finally_inside_finally", r"""
 def f(log, fail):
     try:
@@ -278,6 +281,36 @@ def drive(func, fail):
         return log, repr(exc), repr(exc.__context__)
     return log
 """, [(0,), (1,), (2,)], driver="drive")
+
+# (The corpus sweep's shape: a try/except and more code after a try/finally in a finally body.)
+case("regr_fuzz_try_except_in_finally_in_finally", r"""
+def f(log, fail):
+    try:
+        log.append(1)
+        if fail == 1:
+            raise KeyError(1)
+    finally:
+        try:
+            log.append(2)
+            if fail == 2:
+                raise ValueError(2)
+        finally:
+            try:
+                log.append(3)
+                if fail == 3:
+                    raise TypeError(3)
+            except:
+                log.append(4)
+            log.append(5)
+
+def drive(func, fail):
+    log = []
+    try:
+        func(log, fail)
+    except Exception as exc:
+        return log, repr(exc), repr(exc.__context__)
+    return log
+""", [(0,), (1,), (2,), (3,)], driver="drive")
 
 # Found by the fuzzed round trips (corpus sweep, 3.8): a subscript whose key is a tuple holding
 # a slice (`del a[:, 1.]`, `a[1:2, n] = v`, `a[n:,]`) was written with the tuple in parentheses,

@@ -13,6 +13,11 @@ class Handler(NamedTuple):
     target: int  # index of the handler's first instruction
     depth: int  # stack depth (below the pushed exception values) on entry
     lasti: bool  # 3.11+: the handler also receives the raising instruction's offset
+    # The handler in force when this one is entered (None: none).  Not always the handler of
+    # the instruction at ``target``: up to 3.10 a ``finally`` body starting with ``try`` begins
+    # with a SETUP_FINALLY that the neutral list drops, so its first kept instruction is already
+    # inside the inner ``try`` -- which does not enclose the outer one.
+    outer: Optional["Handler"] = None
 
 
 class Instr:

@@ -21,7 +21,7 @@ import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode import opcode_tables as T
-from pellucid.bytecode.exception_regions import handlers_by_offset
+from pellucid.bytecode.exception_regions import HandlerInfo, handlers_by_offset
 from pellucid.bytecode.instruction import Handler, Instr
 
 PY = sys.version_info[:2]
@@ -407,11 +407,24 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
         if x.target is not None:
             x.target = first_at.get(x.target, end_index)
     handlers = handlers_by_offset(code, raw)
+    made: Dict[HandlerInfo, Optional[Handler]] = {}
+
+    def handler(info: HandlerInfo) -> Optional[Handler]:
+        # The enclosing handler is the one covering the raw instruction the handler starts at
+        # (its offset), which may be an instruction the neutral list dropped.
+        if info in made:
+            return made[info]
+        made[info] = None  # (a handler covering its own start would loop: treat as outermost)
+        target_off, depth, lasti = info
+        enclosing = handlers.get(target_off)
+        outer = handler(enclosing) if enclosing is not None else None
+        made[info] = Handler(first_at.get(target_off, end_index), depth, lasti, outer)
+        return made[info]
+
     for x in ins:
         h = handlers.get(x.offset)
         if h is not None:
-            target_off, depth, lasti = h
-            x.handler = Handler(first_at.get(target_off, end_index), depth, lasti)
+            x.handler = handler(h)
     # 3.12+ leaves jumps that cannot raise out of the exception table; giving them the handler
     # of the code they end keeps a condition and its jump in one block.
     for k in range(1, len(ins)):

@@ -147,8 +147,7 @@ class AsyncLoopBuilder:
         h = header.handler
         while h is not None and h.target not in outer:
             outer.add(h.target)
-            hb = self.cfg.block_at.get(h.target)
-            h = hb.handler if hb is not None else None
+            h = h.outer
         body: Set[Block] = set(head_blocks)
         trampolines: Set[Block] = set()
         work = [first]

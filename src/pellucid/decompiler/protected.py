@@ -72,8 +72,7 @@ class ProtectedBuilder:
             seen.add(h.target)
             if self.handler_kind(h.target) != "transparent":
                 chain.append(h.target)
-            hb = self.cfg.block_at.get(h.target)
-            h = hb.handler if hb is not None else None
+            h = h.outer
         result = tuple(chain)
         self._chains[block] = result
         return result
@@ -566,8 +565,8 @@ class ProtectedBuilder:
             # The paths never meet because CPython gave each its own copy of the code after
             # the statement (3.10+: a short ``return`` after an inner try in a try body): the
             # first is where the statement continues, the others are the same code.
-            code = tail_code(points[0])
-            if code is not None and all(tail_code(p) == code for p in points[1:]):
+            code = _tail_past_jump(points[0])
+            if code is not None and all(_tail_past_jump(p) == code for p in points[1:]):
                 return points[0], [p for p in points[1:] if p is not points[0]]
         return after, []
 
@@ -780,6 +779,17 @@ def _returns_past_handler(block: Block, ctx: Ctx) -> bool:
             return False
         node = nxt
     return False
+
+
+def _tail_past_jump(block: Block) -> Optional[List[Tuple[Any, ...]]]:
+    """``tail_code`` of ``block``, or of where it jumps when it is only a jump: ≤3.10 end a try
+    body with ``POP_BLOCK; JUMP`` (the POP_BLOCK dropped, the jump left alone in the region)
+    to a copy of the code a clause goes on with (3.10: a ``with``'s exit and return)."""
+    code = tail_code(block)
+    if code is not None and len(code) == 1 and code[0][0] == "JUMP" and block.jump is not None \
+            and block.jump is not block:
+        return tail_code(block.jump)
+    return code
 
 
 def _only_raises(block: Block) -> bool:
