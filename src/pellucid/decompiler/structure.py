@@ -570,53 +570,48 @@ class Structurer:
         skip = self._through_jumps if through_jumps else self._skip_trampoline
         jskip = self._through_jumps
         while True:
-            y = self._condition_only(t, chain, stack)
-            if y is not None:
-                e2, t2, f2, st = y
-                m = self._meet(f2, f, skip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.And, cond, e2), t2, m, st, chain | {t}
-                    continue
-                m = self._meet(t2, f, skip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(e2)), f2, m, st, chain | {t}
-                    continue
-            y = self._condition_only(f, chain, stack)
-            if y is not None:
-                e2, t2, f2, st = y
-                m = self._meet(t2, t, skip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, e2), m, f2, st, chain | {f}
-                    continue
-                m = self._meet(f2, t, skip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(e2)), m, t2, st, chain | {f}
-                    continue
-            # One arm is a whole ``and``/``or`` of its own: ``a or (b and c)``, ``a and (b or c)``
-            # (both ways the group ends where ``a`` jumps to).
-            z = self._sub_condition(t, chain, stack)
-            if z is not None:
-                e2, t2, f2, st, sub = z
-                m = self._meet(f2, f, jskip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.And, cond, _grouped(e2)), t2, m, st, chain | sub
-                    continue
-                m = self._meet(t2, f, jskip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.And, cond, negate(_grouped(e2))), f2, m, st, chain | sub
-                    continue
-            z = self._sub_condition(f, chain, stack)
-            if z is not None:
-                e2, t2, f2, st, sub = z
-                m = self._meet(t2, t, jskip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, _grouped(e2)), m, f2, st, chain | sub
-                    continue
-                m = self._meet(f2, t, jskip, stack, st)
-                if m is not None:
-                    cond, t, f, stack, chain = boolop(ast.Or, cond, negate(_grouped(e2))), m, t2, st, chain | sub
-                    continue
-            return cond, t, f, stack, chain
+            # The next operand: a block computing one more test (``cond and x``/``cond or x``),
+            # else one arm that is a whole ``and``/``or`` of its own (``a or (b and c)``, ``a and
+            # (b or c)``: both ways the group ends where ``a`` jumps to).
+            grown = None
+            for group in (False, True):
+                for kind, arm in ((ast.And, t), (ast.Or, f)):
+                    if group:
+                        z = self._sub_condition(arm, chain, stack)
+                        operand = None if z is None else (z[:4], z[4])
+                    else:
+                        y = self._condition_only(arm, chain, stack)
+                        operand = None if y is None else (y, frozenset([arm]))
+                    if operand is not None:
+                        grown = self._grow(kind, cond, t, f, stack, operand[0], group,
+                                           jskip if group else skip)
+                        if grown is not None:
+                            cond, t, f, stack = grown
+                            chain = chain | operand[1]
+                            break
+                if grown is not None:
+                    break
+            if grown is None:
+                return cond, t, f, stack, chain
+
+    def _grow(self, kind: type, cond: ast.expr, t: Block, f: Block, stack: List[Any],
+              operand: Tuple[ast.expr, Block, Block, List[Any]], group: bool,
+              skip: Callable[[Block], Block]) -> Optional[Tuple[ast.expr, Block, Block, List[Any]]]:
+        """``cond and x`` (``kind`` And: ``x`` is where ``cond`` goes when true) or ``cond or x``
+        (Or: where it goes when false), ``x`` testing ``e2`` with targets ``t2``/``f2``: the
+        condition, targets and stack after it, or None when ``x``'s other target is not
+        where ``cond`` short-circuits to (tried with ``e2`` as it is, then negated)."""
+        e2, t2, f2, st = operand
+        short = f if kind is ast.And else t
+        for negated, (goes_on, other) in ((False, (t2, f2) if kind is ast.And else (f2, t2)),
+                                          (True, (f2, t2) if kind is ast.And else (t2, f2))):
+            m = self._meet(other, short, skip, stack, st)
+            if m is None:
+                continue
+            e = _grouped(e2) if group else e2
+            value = boolop(kind, cond, negate(e) if negated else e)
+            return (value, goes_on, m, st) if kind is ast.And else (value, m, goes_on, st)
+        return None
 
     def build_if(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                  out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
