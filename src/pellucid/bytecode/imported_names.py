@@ -14,6 +14,8 @@ import sys
 import types
 from typing import Iterator, List, Set, Tuple
 
+from pellucid.bytecode.normalize import raw_instructions
+
 PY = sys.version_info[:2]
 _NAME_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_FAST_CHECK",
                          "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_GLOBALS"})
@@ -44,7 +46,7 @@ def _calls(code: types.CodeType) -> Tuple[Set[str], Set[str]]:
     """(names called on in the plain-attribute form, names called on in the method form)."""
     plain: Set[str] = set()
     method: Set[str] = set()
-    instrs: List[dis.Instruction] = [i for i in dis.get_instructions(code)
+    instrs: List[dis.Instruction] = [i for i in raw_instructions(code)
                                      if i.opname not in ("CACHE", "EXTENDED_ARG", "NOP")]
     for k in range(len(instrs) - 1):
         load, attr = instrs[k], instrs[k + 1]

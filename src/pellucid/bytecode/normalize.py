@@ -18,7 +18,7 @@ import contextlib
 import dis
 import sys
 import types
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.exception_regions import HandlerInfo, handlers_by_offset
@@ -62,6 +62,16 @@ def _linear_instruction_reader() -> Optional[Any]:
 
 
 _LINEAR_READER = _linear_instruction_reader()
+
+
+def raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
+    """``code``'s instructions as :mod:`dis` reads them (no ``CACHE`` entries); read once per
+    code object within :func:`shared_results`.
+
+    >>> raw_instructions((lambda: None).__code__)[-1].opname in ("RETURN_VALUE", "RETURN_CONST")
+    True
+    """
+    return list(_shared_result("raw", code, _raw_instructions))
 
 
 def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
@@ -299,15 +309,19 @@ def _fold_generator_prologue(ins: List[Instr]) -> List[Instr]:
 
 def prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
     """The raw instructions the neutral ones are translated from (their ``offset``s)."""
-    raw = _raw_instructions(code)
+    return list(_shared_result("prepared", code, _prepared_raw))
+
+
+def _prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
+    raw = raw_instructions(code)
     if PY == (3, 8):  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
         from pellucid.bytecode.legacy_finally import rewrite
         raw = rewrite(raw)
     return raw
 
 
-#: id(code) -> (code, its neutral instructions) while :func:`shared_results` is active
-_shared: Optional[Dict[int, Tuple[types.CodeType, List[Instr]]]] = None
+#: (what, id(code)) -> (code, the result) while :func:`shared_results` is active
+_shared: Optional[Dict[Tuple[str, int], Tuple[types.CodeType, List[Any]]]] = None
 
 
 @contextlib.contextmanager
@@ -341,14 +355,20 @@ def normalize(code: types.CodeType) -> List[Instr]:
     >>> [i.op for i in normalize((lambda: None).__code__)]
     ['LOAD_CONST', 'RETURN_VALUE']
     """
+    return list(_shared_result("neutral", code, _normalize))
+
+
+def _shared_result(what: str, code: types.CodeType,
+                   compute: Callable[[types.CodeType], List[Any]]) -> List[Any]:
+    """``compute(code)``, remembered within :func:`shared_results` (callers copy the list)."""
     memo = _shared
     if memo is None:
-        return _normalize(code)
-    hit = memo.get(id(code))
+        return compute(code)
+    hit = memo.get((what, id(code)))
     if hit is None or hit[0] is not code:
-        hit = (code, _normalize(code))
-        memo[id(code)] = hit  # (the entry holds ``code``: its id is not reused meanwhile)
-    return list(hit[1])
+        hit = (code, compute(code))
+        memo[(what, id(code))] = hit  # (the entry holds ``code``: its id is not reused meanwhile)
+    return hit[1]
 
 
 def _normalize(code: types.CodeType) -> List[Instr]:

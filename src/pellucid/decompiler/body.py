@@ -30,6 +30,7 @@ from pellucid.decompiler.stack_machine import (
     same_expr,
 )
 from pellucid.decompiler.structure import Ctx, Structurer
+from pellucid.decompiler.tree_nodes import all_nodes
 
 PY = sys.version_info[:2]
 
@@ -130,7 +131,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             # computed before them (to keep their order); the rest wait for their use.
             # A pending call must still run first: it could see the name bound (frame locals).
             reading = [k for k in spill if any(isinstance(n, ast.Name) and n.id in stored
-                                               for n in ast.walk(stack[k])) or _may_run_code(stack[k])]
+                                               for n in all_nodes(stack[k])) or _may_run_code(stack[k])]
             last = max((getattr(stack[k], "_seq", 0) for k in reading), default=-1)
             spill = [k for k in spill if getattr(stack[k], "_seq", 0) <= last or k in reading]
         if spill:
@@ -458,7 +459,7 @@ def _set_own_value(stmt: ast.stmt, value: ast.expr) -> None:
 
 
 def _first_seq(node: ast.AST) -> Optional[int]:
-    seqs = [getattr(n, "_seq") for n in ast.walk(node) if hasattr(n, "_seq")]
+    seqs = [getattr(n, "_seq") for n in all_nodes(node) if hasattr(n, "_seq")]
     return min(seqs) if seqs else None
 
 
@@ -469,7 +470,7 @@ _QUIET_NODES = (ast.Name, ast.Constant, ast.expr_context, ast.Assign, ast.Expr, 
 def _may_run_code(stmt: ast.AST) -> bool:
     """Whether ``stmt`` (or an expression) can run code that is not its own (a call, an
     operator, an attribute...)."""
-    return any(not isinstance(node, _QUIET_NODES) for node in ast.walk(stmt))
+    return any(not isinstance(node, _QUIET_NODES) for node in all_nodes(stmt))
 
 
 def _never_changes(v: Any) -> bool:
@@ -489,7 +490,7 @@ def _empty_display(v: Any) -> bool:
 
 def _names_written(stmt: ast.stmt) -> Set[str]:
     names: Set[str] = set()
-    for node in ast.walk(stmt):
+    for node in all_nodes(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

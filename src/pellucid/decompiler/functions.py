@@ -11,6 +11,7 @@ import types
 from typing import Any, Dict, List, Optional, Set
 
 from pellucid.bytecode.instruction import Instr
+from pellucid.bytecode.normalize import raw_instructions
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.source_lines import at_first_line
@@ -308,7 +309,7 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
     if not candidates:
         return []
     used: Set[str] = set()
-    for ins in dis.get_instructions(code):
+    for ins in raw_instructions(code):
         if ins.opcode in dis.haslocal or ins.opcode in dis.hasfree:
             used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
     bound = _bound_names(body)

@@ -16,6 +16,7 @@ from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
 from pellucid.decompiler.source_lines import at_first_line, place_at_original_lines
+from pellucid.decompiler.tree_nodes import all_nodes
 from pellucid.decompiler.unparse import unparse
 from pellucid.errors import DecompileError
 
@@ -76,7 +77,9 @@ def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
     """Make every free variable of ``code`` free in the new code too, even one its body never
     reads (Dynamo's resume functions carry the whole closure of the function they resume):
     ``if False: (a, b)`` compiles to nothing but still makes the names free."""
-    used = set(n.id for n in ast.walk(fn) if isinstance(n, ast.Name))
+    if not code.co_freevars:
+        return
+    used = set(n.id for n in all_nodes(fn) if isinstance(n, ast.Name))
     missing = [n for n in code.co_freevars if n not in used]
     if not missing:
         return

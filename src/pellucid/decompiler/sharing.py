@@ -12,6 +12,7 @@ import copy
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.decompiler import markers as M
+from pellucid.decompiler.tree_nodes import all_nodes
 
 
 def is_copied(node: Any) -> bool:
@@ -80,7 +81,7 @@ def eval_order(tree: ast.AST) -> Iterator[Tuple[ast.AST, bool, Tuple[ast.AST, ..
 def contains(tree: Any, target: ast.AST) -> bool:
     if not isinstance(tree, ast.AST):
         return False
-    return any(n is target for n in ast.walk(tree))
+    return any(n is target for n in all_nodes(tree))
 
 
 def replace_nodes(tree: Any, mapping: Dict[int, ast.AST], memo: Optional[Dict[int, Any]] = None) -> Any:
@@ -148,7 +149,7 @@ def first_shared(stmt: ast.AST, stack: List[Any]) -> Optional[Tuple[ast.AST, boo
     on_stack = set()
     for v in stack:
         if isinstance(v, ast.AST) and not isinstance(v, M.Marker):
-            for n in ast.walk(v):
+            for n in all_nodes(v):
                 if id(n) in counts:
                     on_stack.add(id(n))
     shared = set(i for i, n in counts.items() if n > 1 or i in on_stack)
@@ -163,7 +164,7 @@ def first_shared(stmt: ast.AST, stack: List[Any]) -> Optional[Tuple[ast.AST, boo
     before: List[ast.AST] = []
     for node, cond, _ in items:
         if node is cand:
-            inside = set(id(n) for n in ast.walk(cand))
+            inside = set(id(n) for n in all_nodes(cand))
             first = all(id(n) in inside or trivial(n) or not isinstance(n, ast.expr) for n in before)
             return cand, cond, first
         before.append(node)

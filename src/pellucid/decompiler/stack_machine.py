@@ -15,6 +15,7 @@ from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, instruction_positions
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.tree_nodes import all_nodes
 
 PY = sys.version_info[:2]
 
@@ -173,7 +174,7 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
     for x in stack:
         if x is v:
             return True
-        if isinstance(x, ast.expr) and any(n is v for n in ast.walk(x)):
+        if isinstance(x, ast.expr) and any(n is v for n in all_nodes(x)):
             return True
     return False
 
@@ -327,7 +328,7 @@ class StackMachine:
         if isinstance(v, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and \
                 all(isinstance(n, (ast.Constant, ast.expr_context)) or n is v or
                     (isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)))
-                    for n in ast.walk(v)):
+                    for n in all_nodes(v)):
             return  # building a display of constants has no effect (Dynamo drops spare lists)
         self.emit(out, ast.Expr(self.value(v)), stack)
 

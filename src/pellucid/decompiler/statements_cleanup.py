@@ -8,6 +8,7 @@ import ast
 from typing import Optional
 
 from pellucid.decompiler.structure import negate
+from pellucid.decompiler.tree_nodes import all_nodes
 
 
 class _Asserts(ast.NodeTransformer):
@@ -51,7 +52,7 @@ def tidy(tree: ast.AST) -> ast.AST:
     >>> ast.unparse(tidy(t)) if hasattr(ast, 'unparse') else 'if not x:\\n    raise AssertionError'
     'if not x:\\n    raise AssertionError'
     """
-    if not any(getattr(n, "_assertion", False) for n in ast.walk(tree)):
+    if not any(getattr(n, "_assertion", False) for n in all_nodes(tree)):
         # Both passes only rewrite around a LOAD_ASSERTION_ERROR's name; one walk to find none
         # costs a fifth of the two transformer passes over a large (Dynamo) function.
         return tree

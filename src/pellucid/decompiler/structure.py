@@ -18,6 +18,7 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import same_expr
 from pellucid.decompiler.copied_tails import operand_at_hole
 from pellucid.decompiler.sharing import replace_nodes
+from pellucid.decompiler.tree_nodes import all_nodes
 
 _TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 _CASE_START = ("COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
@@ -63,7 +64,7 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     live_ids = set(id(v) for v in live)
 
     def has_live(n: ast.AST) -> bool:
-        return any(id(x) in live_ids for x in ast.walk(n))
+        return any(id(x) in live_ids for x in all_nodes(n))
 
     def same(x: Any, y: Any) -> bool:
         if x is y:
@@ -736,7 +737,7 @@ class Structurer:
         else:
             # (Not for an exception-match test: handler recognition walks its arms itself.)
             joined = self._arms_to_join(t, f, stack, ctx, stop) \
-                if merge is None and not any(isinstance(n, M.Marker) for n in ast.walk(cond)) else None
+                if merge is None and not any(isinstance(n, M.Marker) for n in all_nodes(cond)) else None
             if joined is not None:
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = joined
             else:
@@ -770,7 +771,7 @@ class Structurer:
         # was an ``else:`` (``if c: x = 1 else: raise E``), which compiles back to that order.
         # (Not for a bare ``raise``/an exception match: handler recognition reads those as
         # ``if not match: <re-raise>``.)
-        plain = not any(isinstance(n, M.Marker) for n in ast.walk(cond))
+        plain = not any(isinstance(n, M.Marker) for n in all_nodes(cond))
         if then_stack is None:
             if f.start < t.start and else_s and plain and _else_leaves_plainly(then_s):
                 self.emit(out, self.make_if(negate(cond), else_s, then_s), stack)

@@ -5,6 +5,7 @@ import sys
 from typing import Any
 
 from pellucid.decompiler import markers as M
+from pellucid.decompiler.tree_nodes import all_nodes
 
 
 _Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
@@ -16,7 +17,7 @@ def unparse(tree: ast.AST) -> str:
     >>> unparse(ast.parse("x = 1"))
     'x = 1'
     """
-    for node in ast.walk(tree):
+    for node in all_nodes(tree):
         # Markers and pseudo statements are ast.AST subclasses defined outside the ast module.
         if isinstance(node, M.Marker) or type(node).__module__ not in ("ast", "_ast"):
             raise ValueError("internal node left in tree: %r" % (node,))
