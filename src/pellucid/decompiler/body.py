@@ -48,6 +48,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
     def __init__(self, code: types.CodeType, consts: Optional[ConstantPool] = None,
                  comprehension: bool = False) -> None:
         self.code = code
+        # Plain locals of a function: only this frame's own stores change them.  (Dynamo's
+        # resume functions can have a local slot named like a free variable: the source's name
+        # is the free variable then.)
+        self._fast_locals = frozenset(
+            n for n in code.co_varnames if n not in code.co_cellvars and n not in code.co_freevars
+        ) if code.co_flags & 0x01 else frozenset()
         self.consts = consts if consts is not None else ConstantPool()
         self.comprehension = comprehension
         self.instrs: List[Instr] = normalize(code)
@@ -191,11 +197,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
     def _is_fast_local(self, name: str) -> bool:
         """A plain local of a function: only this frame's own stores change it."""
-        code = self.code
-        # (Dynamo's resume functions can have a local slot named like a free variable: the
-        # source's name is the free variable then.)
-        return bool(code.co_flags & 0x01) and name in code.co_varnames and \
-            name not in code.co_cellvars and name not in code.co_freevars
+        return name in self._fast_locals
 
     def name_shared(self, out: List[ast.stmt], stmt: ast.stmt, stack: List[Any]) -> ast.stmt:
         """Give a temporary to each COPY'd value ``stmt`` evaluates that is used again (later

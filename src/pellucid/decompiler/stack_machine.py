@@ -174,9 +174,14 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
     for x in stack:
         if x is v:
             return True
+        if type(x) in _LEAVES:
+            continue  # (no sub-expressions: Dynamo's code keeps dozens of these on the stack)
         if isinstance(x, ast.expr) and any(n is v for n in all_nodes(x)):
             return True
     return False
+
+
+_LEAVES = (ast.Name, ast.Constant)
 
 
 class StackMachine:
