@@ -141,10 +141,11 @@ def use_live_listings(graph: Any) -> None:
     AOT Autograd calls its graphs with one list argument (``forward(self, args_list)``): the
     module it runs was regenerated after torch's trace printed the graph, so a file made from
     the trace could never be the code that runs.  The module's own listing (same operations,
-    same shape comments) is written instead.
+    same shape comments) is written instead.  Only AOT stages are replaced: the Dynamo graph's
+    listing is printed from the very module the backend receives.
     """
-    if graph.compiled_fn is None:
-        return
+    if graph.compiled_fn is None or not any(s.stage.startswith("aot_") for s in graph.stages):
+        return  # (printing a module's listing is the costly part, and none is needed)
     for gm in graph_modules_in(graph.compiled_fn):
         try:
             live = gm.print_readable(print_output=False, include_stride=True, include_device=True)
@@ -154,6 +155,6 @@ def use_live_listings(graph: Any) -> None:
         if not ops:
             continue
         for stage in graph.stages:
-            if stage.stage != "inductor" and stage.source != live and _operations(stage.source) == ops:
+            if stage.stage.startswith("aot_") and stage.source != live and _operations(stage.source) == ops:
                 stage.source = live
                 break
