@@ -10,33 +10,62 @@ outside strings, unusual characters or numbers, unbalanced brackets), so the cal
 the tokenizer.
 
 >>> comment_start("L['a#b'] == 3  # x = 1")
-14
+15
 >>> comment_start("L['n'] == 3") is None
 True
 >>> comment_start("f'{x}' # c") is UNSURE
 True
 """
 import re
-from typing import List, Union
+from typing import Union
 
 #: the answer when the scanner cannot be sure; the caller tokenizes
 UNSURE = object()
 
 # One token the scanner is sure of, as every tokenizer (3.8 to 3.14) reads it: a name not
 # glued to a quote (no string prefix), a plain decimal integer (not 07, 1e5, 2j...), a quoted
-# string on one line without control characters and not opening a triple quote, ``!=``, or an
-# operator, space or bracket.
+# string on one line without control characters and not opening a triple quote, ``!=``, or a
+# run of operators, spaces and brackets (a run per step, not a character: none of them starts
+# another token here, so the match ends where it did, sooner).
 _SURE_TOKENS = re.compile(r"""(?:
       [A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_'"])
     | (?:0|[1-9][0-9]*)(?![A-Za-z0-9_'"])
     | '(?!'')[^'\\\x00-\x1f\x7f]*(?:\\[^\x00-\x1f\x7f][^'\\\x00-\x1f\x7f]*)*'
     | "(?!"")[^"\\\x00-\x1f\x7f]*(?:\\[^\x00-\x1f\x7f][^"\\\x00-\x1f\x7f]*)*"
     | !=
-    | [ .,:;=<>+\-*/%&|^~@()\[\]{}]
+    | [ .,:;=<>+\-*/%&|^~@()\[\]{}]+
     )*""", re.X)
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")  # on what _SURE_TOKENS matched
-_BRACKET = re.compile(r"[()\[\]{}]")
-_OPENER = {")": "(", "]": "[", "}": "{"}
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+#: str.translate table deleting every ASCII character but the brackets
+_ASCII_BRACKETS_ONLY = {c: None for c in range(128) if chr(c) not in "()[]{}"}
+
+
+def _outside_strings(prefix: str) -> str:
+    """``prefix`` (sure tokens only) with its string tokens removed."""
+    if "\\" not in prefix:
+        # no escapes: each string is the text between two consecutive quotes of its kind, so
+        # with one kind of quote in use, splitting at it leaves code and strings alternating
+        if '"' not in prefix:
+            return "".join(prefix.split("'")[0::2])
+        if "'" not in prefix:
+            return "".join(prefix.split('"')[0::2])
+    return _STRING.sub("", prefix)
+
+
+def _unmatched_brackets(code: str) -> str:
+    """The brackets of ``code`` left once matched pairs are cancelled, innermost first.
+
+    The result holds a closing bracket exactly when a stack of openers would meet a closing
+    bracket with no opener or the wrong one on top; otherwise it is the openers left open.
+    """
+    brackets = code.translate(_ASCII_BRACKETS_ONLY) if code.isascii() else _NOT_BRACKET.sub("", code)
+    while True:
+        # cancelling adjacent pairs until none are left is what the stack does, in C
+        shorter = brackets.replace("()", "").replace("[]", "").replace("{}", "")
+        if shorter == brackets:
+            return brackets
+        brackets = shorter
 
 
 def comment_start(text: str) -> Union[int, None, object]:
@@ -49,14 +78,12 @@ def comment_start(text: str) -> Union[int, None, object]:
     end = _SURE_TOKENS.match(text).end()  # type: ignore[union-attr]  # (matches "" at least)
     if end < len(text) and text[end] != "#":
         return UNSURE  # something only the tokenizer can tell
-    stack: List[str] = []
-    prefix = _STRING.sub("''", text[:end]) if ("'" in text or '"' in text) else text[:end]
-    for b in _BRACKET.findall(prefix):
-        if b in _OPENER:
-            if not stack or stack.pop() != _OPENER[b]:
-                return UNSURE  # an unmatched closing bracket: newer tokenizers raise
-        else:
-            stack.append(b)
+    prefix = text[:end]
+    if "'" in prefix or '"' in prefix:
+        prefix = _outside_strings(prefix)
+    left = _unmatched_brackets(prefix)
+    if ")" in left or "]" in left or "}" in left:
+        return UNSURE  # an unmatched closing bracket: newer tokenizers raise
     if end < len(text):
         return end  # (an open bracket before a comment is fine: the error would come later)
-    return None if not stack else UNSURE
+    return None if not left else UNSURE

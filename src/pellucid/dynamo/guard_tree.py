@@ -19,6 +19,7 @@ import ast
 import builtins
 import io
 import json
+import keyword
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -150,6 +151,7 @@ def iter_nodes(node: SourceNode) -> List[SourceNode]:
 # ------------------------------------------------------------------------------- text parsing
 
 _LOCATION = re.compile(r"^(?P<loc>\S+:\d+ in \S+)(?P<rest>.*)$")
+_COMMENT_SEPARATOR = re.compile(r"\s+#\s")
 
 
 def split_code_part(text: str) -> CodePart:
@@ -162,6 +164,9 @@ def split_code_part(text: str) -> CodePart:
     >>> p.code, p.user_line, p.location
     ("L['n'] == 3", 'b = y + n', 't.py:11 in f')
     """
+    if "#" not in text:
+        # no comment, whoever looks (a tokenizer error falls back to "  # " too)
+        return CodePart(code=text.rstrip(), raw=text)
     at = comment_start(text)  # the tokenizer's answer for plain lines, much faster
     if at is UNSURE:
         code, comment = split_comment_by_tokens(text)
@@ -170,9 +175,12 @@ def split_code_part(text: str) -> CodePart:
     else:
         code, comment = text[:at], text[at:]  # type: ignore[misc]
     code = code.rstrip()
-    part = CodePart(code=code, comment=comment.strip(), raw=text)
-    pieces = [p.strip() for p in re.split(r"\s+#\s", " " + comment.strip()) if p.strip()]
-    pieces = [p[1:].strip() if p.startswith("#") else p for p in pieces]
+    comment = comment.strip()
+    part = CodePart(code=code, comment=comment, raw=text)
+    if not comment:
+        return part
+    pieces = [p for p in map(str.strip, _COMMENT_SEPARATOR.split(" " + comment)) if p]
+    pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
     for i, piece in enumerate(pieces):
         m = _LOCATION.match(piece)
         if m:
@@ -271,10 +279,27 @@ def _call_arg(text: str, cls: str) -> Optional[str]:
 
 
 def _attr_expr(base: str, name: str) -> str:
-    import keyword
     if name.isidentifier() and not keyword.iskeyword(name):
         return "%s.%s" % (base, name)
     return "getattr(%s, %r)" % (base, name)
+
+
+_FRAME_LOCALS_ACCESSOR = re.compile(r"^FrameLocalsGuardAccessor\(key=(.*), framelocals_idx=-?\d+\)$")
+_TENSOR_PROPERTY_ACCESSOR = re.compile(r"^TensorPropertyGuardAccessor<TensorProperty::(\w+)>\((\d+)\)$")
+_INDEXED_ACCESSOR = re.compile(r"^IndexedGuardAcc?ess?or\((\d+)\)$")
+#: accessors whose expression is a fixed form around the parent's
+_SIMPLE_ACCESSORS = {
+    "GetGenericDictGuardAccessor": "generic_dict(%s)",
+    "TypeGuardAccessor": "type(%s)",
+    "TypeDictGuardAccessor": "type_dict(%s)",
+    "TypeMROGuardAccessor": "%s.__mro__",
+    "FuncDefaultsGuardAccessor": "func_defaults(%s)",
+    "FuncKwDefaultsGuardAccessor": "func_kwdefaults(%s)",
+    "ClosureGuardAccessor": "func_closure(%s)",
+    "CodeGuardAccessor": "func_code(%s)",
+    "WeakRefCallGuardAccessor": "%s()",
+    "CallFunctionNoArgsGuardAccessor": "%s()",
+}
 
 
 def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any) -> str:
@@ -283,7 +308,7 @@ def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any) -> str:
     cls = type(accessor).__name__
     base = parent.expr
     if cls == "FrameLocalsGuardAccessor":
-        m = re.match(r"^FrameLocalsGuardAccessor\(key=(.*), framelocals_idx=-?\d+\)$", text)
+        m = _FRAME_LOCALS_ACCESSOR.match(text)
         ok, key = _literal(m.group(1)) if m else (False, None)
         if not ok or not isinstance(key, str):
             raise UnsupportedGuardError("cannot read the local name from %r" % text)
@@ -311,20 +336,9 @@ def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any) -> str:
         if cls == "GenericGetAttrGuardAccessor":
             return "object.__getattribute__(%s, %r)" % (base, name)
         return _attr_expr(base, name)
-    simple = {
-        "GetGenericDictGuardAccessor": "generic_dict(%s)",
-        "TypeGuardAccessor": "type(%s)",
-        "TypeDictGuardAccessor": "type_dict(%s)",
-        "TypeMROGuardAccessor": "%s.__mro__",
-        "FuncDefaultsGuardAccessor": "func_defaults(%s)",
-        "FuncKwDefaultsGuardAccessor": "func_kwdefaults(%s)",
-        "ClosureGuardAccessor": "func_closure(%s)",
-        "CodeGuardAccessor": "func_code(%s)",
-        "WeakRefCallGuardAccessor": "%s()",
-        "CallFunctionNoArgsGuardAccessor": "%s()",
-    }
-    if cls in simple:
-        return simple[cls] % base
+    simple = _SIMPLE_ACCESSORS.get(cls)
+    if simple is not None:
+        return simple % base
     if cls == "GlobalWeakRefGuardAccessor":
         inner = _call_arg(text, cls)
         ok, name = _literal(inner) if inner is not None else (False, None)
@@ -340,7 +354,7 @@ def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any) -> str:
         return "tuple_iterator_getitem(%s, %s)" % (base, m.group(1))
     # tensor properties (size/stride/storage_offset); torch names these accessors only in repr
     source = child_mgr.get_source() if hasattr(child_mgr, "get_source") else ""
-    m = re.match(r"^TensorPropertyGuardAccessor<TensorProperty::(\w+)>\((\d+)\)$", text)
+    m = _TENSOR_PROPERTY_ACCESSOR.match(text)
     if m:
         prop, index = m.group(1), m.group(2)
         if prop == "SIZE":
@@ -351,7 +365,7 @@ def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any) -> str:
             return "%s.storage_offset()" % base
     # the accessor C++ symbolic shape guards read through: it hands on (index, value); torch
     # 2.13 spells its repr "IndexedGuardAccesor"
-    m = re.match(r"^IndexedGuardAcc?ess?or\((\d+)\)$", text)
+    m = _INDEXED_ACCESSOR.match(text)
     if m:
         return "(%s, %s)" % (m.group(1), base)
     raise UnsupportedGuardError("unknown guard accessor %s (%s) reading %s"
@@ -541,8 +555,16 @@ def _one_part(check: LeafCheck) -> CodePart:
     return check.parts[0]
 
 
+_COMPILED: Dict[str, "re.Pattern[str]"] = {}
+
+
 def _match(pattern: str, text: str) -> "re.Match[str]":
-    m = re.match(pattern, text, re.S)
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        # re's own cache is keyed on (type, pattern, flags) and checked per call: a dict of
+        # our own is cheaper for the few hundred matches of a large guard
+        compiled = _COMPILED[pattern] = re.compile(pattern, re.S)
+    m = compiled.match(text)
     if not m:
         raise _Unparsed("text %r is not in the expected form" % text)
     return m
@@ -648,12 +670,24 @@ def _parse_tensor_match(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], 
     dtype = _dotted_torch(m.group("dtype"))
     if dtype is _NOTHING:
         return "unknown dtype %s" % m.group("dtype")
-    size = ast.literal_eval(m.group("size"))
-    stride = ast.literal_eval(m.group("stride"))
+    size = _int_list(m.group("size"))
+    stride = _int_list(m.group("stride"))
+    dev = m.group("dev")
     check.params.update(tensor_type=t, dispatch_keys=keys, dtype=dtype,
-                        device_index=ast.literal_eval(m.group("dev")),
+                        device_index=None if dev == "None" else
+                        int(dev) if _PLAIN_INT.fullmatch(dev) else ast.literal_eval(dev),
                         requires_grad=m.group("rg") == "True", size=size, stride=stride)
     return None
+
+
+_PLAIN_INT_LIST = re.compile(r"\[(?:-?(?:0|[1-9][0-9]*)(?:, -?(?:0|[1-9][0-9]*))*)?\]")
+
+
+def _int_list(text: str) -> Any:
+    """``ast.literal_eval(text)`` for Dynamo's ``[2, 3]`` sizes, without a parse when plain."""
+    if _PLAIN_INT_LIST.fullmatch(text):
+        return [int(x) for x in text[1:-1].split(", ")] if len(text) > 2 else []
+    return ast.literal_eval(text)
 
 
 def _parse_dispatch_key_set(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bool
@@ -852,40 +886,40 @@ def _parse_lambda(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bo
         return "a Python lambda inside Dynamo with no source of its own"
     # epilogue lambdas run Dynamo-generated Python (symbolic shape guards, object aliasing) on
     # the frame locals; their text is that Python, so it is rendered as is
-    exprs = []
-    for part in check.parts:
-        reason = _python_guard_expr(part.code, cv)
-        if reason is not None:
-            return reason
-        exprs.append(part.code)
+    exprs = [part.code for part in check.parts]
+    reason, names = _python_guard_exprs(exprs, cv)
+    if reason is not None:
+        return reason
     check.params["exprs"] = exprs
-    check.params["names"] = _free_names(exprs, cv)
+    check.params["names"] = names
     return None
 
 
 _FRAME_NAMES = ("L", "G")
 
 
-def _python_guard_expr(code: str, cv: Dict[str, Any]) -> Optional[str]:
-    """None when ``code`` is a Python expression over L, G and names Dynamo's guard code has."""
-    try:
-        tree = ast.parse(code, mode="eval")
-    except SyntaxError:
-        return "guard text %r is not a Python expression" % code
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and n.id not in _FRAME_NAMES and n.id not in cv \
-                and not hasattr(builtins, n.id):
-            return "guard text %r uses %r, which Dynamo's guard namespace lacks" % (code, n.id)
-    return None
+def _python_guard_exprs(exprs: List[str], cv: Dict[str, Any]
+                        ) -> Tuple[Optional[str], Dict[str, Any]]:
+    """``(None, names)`` when every one of ``exprs`` is a Python expression over L, G and names
+    Dynamo's guard code has, ``names`` being those of Dynamo's (name -> object, first use
+    first); ``(reason, {})`` for the first expression that is not.
 
-
-def _free_names(exprs: List[str], cv: Dict[str, Any]) -> Dict[str, Any]:
+    One parse per expression serves both answers (shape guards can be long).
+    """
     out: Dict[str, Any] = {}
     for code in exprs:
-        for n in ast.walk(ast.parse(code, mode="eval")):
-            if isinstance(n, ast.Name) and n.id not in _FRAME_NAMES and n.id in cv:
-                out[n.id] = cv[n.id]
-    return out
+        try:
+            tree = ast.parse(code, mode="eval")
+        except SyntaxError:
+            return "guard text %r is not a Python expression" % code, {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and n.id not in _FRAME_NAMES:
+                if n.id in cv:
+                    out[n.id] = cv[n.id]
+                elif not hasattr(builtins, n.id):
+                    return ("guard text %r uses %r, which Dynamo's guard namespace lacks"
+                            % (code, n.id)), {}
+    return None, out
 
 
 _PARSERS: Dict[str, Callable[[LeafCheck, SourceNode, Dict[str, Any], bool], Optional[str]]] = {
@@ -957,14 +991,12 @@ def parse_relational(leaf: Any, holders: List[SourceNode], closure_vars: Dict[st
         return check
     if kind == "SYMBOLIC_SHAPE_GUARD":
         # C++-compiled shape guards; their verbose parts are the Python form of the same checks
-        exprs = []
-        for part in parts:
-            reason = _python_guard_expr(part.code, closure_vars)
-            if reason is not None:
-                raise UnsupportedGuardError("SYMBOLIC_SHAPE_GUARD: %s" % reason)
-            exprs.append(part.code)
+        exprs = [part.code for part in parts]
+        reason, names = _python_guard_exprs(exprs, closure_vars)
+        if reason is not None:
+            raise UnsupportedGuardError("SYMBOLIC_SHAPE_GUARD: %s" % reason)
         check.params["exprs"] = exprs
-        check.params["names"] = _free_names(exprs, closure_vars)
+        check.params["names"] = names
         return check
     raise UnsupportedGuardError("unknown relational guard %s on %s (relational guards cannot be "
                                 "called on one value, so pellucid cannot delegate it)"
