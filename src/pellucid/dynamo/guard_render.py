@@ -596,10 +596,13 @@ class _Renderer(object):
         lines.append('    attribute, short list) is a miss, as in Dynamo.')
         lines.append('    """')
         lines.append("    try:")
-        for text, rc in self.body:
-            lines.append("        " + text)
+        # a check's line number is its entry's position in ``lines`` (as if appended one by one)
+        first = len(lines) + 1
+        for i, (_, rc) in enumerate(self.body):
             if rc is not None:
-                rc.lineno = len(lines)
+                rc.lineno = first + i
+        if self.body:
+            lines.append("        " + "\n        ".join([text for text, _ in self.body]))
         lines.append("        return True")
         lines.append("    except Exception:")
         lines.append("        return False")

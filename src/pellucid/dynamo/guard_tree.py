@@ -151,7 +151,31 @@ def iter_nodes(node: SourceNode) -> List[SourceNode]:
 # ------------------------------------------------------------------------------- text parsing
 
 _LOCATION = re.compile(r"^(?P<loc>\S+:\d+ in \S+)(?P<rest>.*)$")
-_COMMENT_SEPARATOR = re.compile(r"\s+#\s")
+
+
+def _split_at_separators(text: str) -> List[str]:
+    """``re.split(r"\\s+#\\s", text)``, by ``str.find`` on the few ``#`` of a comment.
+
+    The pattern has no literal prefix, so the regular expression tries every position of the
+    line; a GPT-2 guard has hundreds of these comments.  (``\\s`` is ``str.isspace``.)
+    """
+    out: List[str] = []
+    start = pos = 0  # start of the current piece; where the next separator may begin
+    end = len(text)
+    while True:
+        h = text.find("#", pos)
+        if h < 0:
+            break
+        if h > pos and h + 1 < end and text[h - 1].isspace() and text[h + 1].isspace():
+            b = h - 1
+            while b > pos and text[b - 1].isspace():
+                b -= 1
+            out.append(text[start:b])
+            start = pos = h + 2
+        else:
+            pos = h + 1  # (a separator's whitespace cannot reach back over this '#')
+    out.append(text[start:])
+    return out
 
 
 def split_code_part(text: str) -> CodePart:
@@ -179,7 +203,7 @@ def split_code_part(text: str) -> CodePart:
     part = CodePart(code=code, comment=comment, raw=text)
     if not comment:
         return part
-    pieces = [p for p in map(str.strip, _COMMENT_SEPARATOR.split(" " + comment)) if p]
+    pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
     pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
     for i, piece in enumerate(pieces):
         m = _LOCATION.match(piece)
@@ -992,11 +1016,11 @@ def parse_relational(leaf: Any, holders: List[SourceNode], closure_vars: Dict[st
     if kind == "SYMBOLIC_SHAPE_GUARD":
         # C++-compiled shape guards; their verbose parts are the Python form of the same checks
         exprs = [part.code for part in parts]
-        reason, names = _python_guard_exprs(exprs, closure_vars)
+        reason, free = _python_guard_exprs(exprs, closure_vars)
         if reason is not None:
             raise UnsupportedGuardError("SYMBOLIC_SHAPE_GUARD: %s" % reason)
         check.params["exprs"] = exprs
-        check.params["names"] = names
+        check.params["names"] = free
         return check
     raise UnsupportedGuardError("unknown relational guard %s on %s (relational guards cannot be "
                                 "called on one value, so pellucid cannot delegate it)"
