@@ -15,8 +15,8 @@ the generalisation, which converges for the loops compilers produce.
 """
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.verify.machine import (MState, Side, Unsupported, escape_lists, forget_lists,
-                                     gc_lists, go_handler, observe, run)
+from pellucid.verify.machine import (Memo, MState, Side, Unsupported, escape_lists, forget_lists,
+                                     gc_lists, go_handler, heap_free, observe, run)
 from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
 
 KEEP = 2  # distinct states kept per position pair before generalising
@@ -102,16 +102,16 @@ class _Joiner:
         return s
 
 
-def _forgotten(p: Pair) -> Pair:
+def _forgotten(p: Pair, memo: Memo) -> Pair:
     q = p.copy()
-    if not forget_lists(q.o, q.c):
+    if not forget_lists(q.o, q.c, memo):
         raise Unsupported("lists being built reach a loop with different contents")
     return q
 
 
-def join(a: Pair, b: Pair, counter: List[int]) -> Pair:
+def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     # Known list contents would grow at each iteration: the joined state has none.
-    a, b = _forgotten(a), _forgotten(b)
+    a, b = _forgotten(a, memo), _forgotten(b, memo)
     j = _Joiner(counter)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
@@ -139,6 +139,22 @@ def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
     return p == t
 
 
+def _var_free(p: Any, memo: Memo) -> bool:
+    """Whether the tuple ``p`` holds no generalisation variable (``_is_var``) at any depth,
+    remembered by term object as ``machine.heap_free`` does (``memo`` holds each term alive)."""
+    hit = memo.get(id(p))
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    free = not _is_var(p)
+    if free:
+        for x in p:
+            if type(x) is tuple and not _var_free(x, memo):
+                free = False
+                break
+    memo[id(p)] = (p, free)
+    return free
+
+
 def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
     if _is_var(p):
         return sigma.get(p, p)
@@ -148,27 +164,53 @@ def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
 
 
 def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
-    return (tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
-            tuple(s.ehstack), s.nalloc, tuple(sorted(s.truths.items(), key=repr)),
-            tuple(sorted(s.heap.items(), key=repr)))
+    # (the heap is matched on its own, see ``instance``; the int first: the cheapest mismatch)
+    return (s.nalloc, tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
+            tuple(s.ehstack), tuple(sorted(s.truths.items(), key=repr)))
 
 
-def instance(general: Pair, p: Pair) -> bool:
+def _heap_items(s: MState) -> Tuple[Any, ...]:
+    return tuple(sorted(s.heap.items(), key=repr))
+
+
+def instance(general: Pair, p: Pair, memo: Memo, varmemo: Memo) -> bool:
     """Whether every concrete run ``p`` stands for is covered by ``general``."""
-    if p.o.heap or p.c.heap:
-        # (only the known lists change below: without any, no copy of the states is needed)
-        p = p.copy()
-        gc_lists(p.o)
-        gc_lists(p.c)
-    if not general.o.heap and not general.c.heap and (p.o.heap or p.c.heap):
-        # A state whose lists are opaque covers one where they are known (and agree).
-        if not forget_lists(p.o, p.c):
-            return False
+    # The parts of the states that collecting or forgetting lists cannot change are matched
+    # first (gc_lists and forget_lists only change ``heap``): matching one pattern against one
+    # term with one substitution gives the same answer in any order (a variable's first
+    # occurrence binds it, every other must be equal to the same term), so matching them
+    # before the heaps, with the substitution carried on, answers as matching all at once;
+    # and most kept states fail here, before any copy or walk.
     names_o = sorted(set(general.o.vars) | set(p.o.vars))
     names_c = sorted(set(general.c.vars) | set(p.c.vars))
+    # A quick rejection first, where kept states usually differ: a variable's pattern without
+    # generalisation variables matches only an equal term (``_match`` compares such a pattern
+    # item by item), so a variable whose term is not that one already decides.
+    try:
+        for g, s, names in ((general.o, p.o, names_o), (general.c, p.c, names_c)):
+            gv, sv = g.vars, s.vars
+            for n in names:
+                a = gv.get(n, UNBOUND)
+                b = sv.get(n, UNBOUND)
+                if a is not b and a != b and _var_free(a, varmemo):
+                    return False
+    except RecursionError:
+        pass  # (only a shortcut: the full match below decides)
     sigma: Dict[Term, Any] = {}
     if not _match((_state_items(general.o, names_o), _state_items(general.c, names_c)),
                   (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma):
+        return False
+    if p.o.heap or p.c.heap:
+        # (only the known lists change below: without any, no copy of the states is needed)
+        p = p.copy()
+        gc_lists(p.o, memo)
+        gc_lists(p.c, memo)
+    if not general.o.heap and not general.c.heap and (p.o.heap or p.c.heap):
+        # A state whose lists are opaque covers one where they are known (and agree).
+        if not forget_lists(p.o, p.c, memo):
+            return False
+    if not _match((_heap_items(general.o), _heap_items(general.c)),
+                  (_heap_items(p.o), _heap_items(p.c)), sigma):
         return False
     for k, v in general.facts.items():
         if p.facts.get(_subst(k, sigma)) != v:
@@ -187,8 +229,11 @@ class Explorer:
         self.varcount = [0]
         code = orig.code
         self.observable = sorted(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
+        self.observable_set = frozenset(self.observable)
         self.paths = 0
         self.effects = 0
+        self.memo: Memo = {}  # see machine.heap_free
+        self.varmemo: Memo = {}  # see _var_free
 
     def explore(self) -> None:
         start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
@@ -205,16 +250,18 @@ class Explorer:
                 # decision on its result): each is its own position.
                 key = (p.o.pc, p.c.pc, eo.key[0], ec.key[0])
                 kept = seen.setdefault(key, [])
-                if any(instance(g, p) for g in kept):
+                if any(instance(g, p, self.memo, self.varmemo) for g in kept):
                     continue
                 if len(kept) >= KEEP:
-                    g = join(kept[-1], p, self.varcount)
+                    g = join(kept[-1], p, self.varcount, self.memo)
                     kept[-1] = g
                     p = g.copy()
                     eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
                     ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
                 else:
-                    kept.append(p.copy())
+                    # (kept as it is: from here on ``p`` is only read -- every outcome below
+                    # continues from a copy -- and kept states are never changed)
+                    kept.append(p)
             self._compare(p, eo, ec)
             if eo.kind in ("return", "unwind"):
                 self.paths += 1
@@ -262,7 +309,7 @@ class Explorer:
             # The effect's operands, and whatever a closure can read, are user code's now.  (The
             # observations compared equal, so both programs name the escaped lists alike.)
             cells = [st.vars.get(name, UNBOUND) for name in sorted(side.cellnames)]
-            escape_lists(st, [ev.key] + cells, q.epoch)
+            escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
         q.epoch += 1
         for side, st in ((self.orig, q.o), (self.cand, q.c)):
             st.nalloc = 0
@@ -272,6 +319,42 @@ class Explorer:
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:
+        if self._same_observation(p, eo, ec):
+            # (``_same_observation`` says so only when the comparison below would find
+            # everything equal; the handled exception is still compared.)
+            if eo.observe and p.o.excinfo != p.c.excinfo and eo.kind != "unwind":
+                self._compare_slow(p, eo, ec)
+            return
+        self._compare_slow(p, eo, ec)
+
+    def _same_observation(self, p: Pair, eo: Any, ec: Any) -> bool:
+        """A quick sufficient condition for ``_compare_slow`` finding the events and the observed
+        variables equal (False: not known, compare in full).  This runs at every event, over
+        every variable of the original, so it works on whole dicts at C speed."""
+        if eo.kind != ec.kind or eo.key != ec.key or (
+                (eo.exhausted is None) != (ec.exhausted is None) and eo.key[0] != "next"):
+            return False
+        ov = p.o.vars
+        terms: List[Any] = [eo.key]
+        if eo.observe:
+            cv = p.c.vars
+            obs = self.observable_set
+            # Each observed name maps to the same term on both sides, or to none on both:
+            # every binding of the original is one of the candidate's, every name the original
+            # binds is observed, and the candidate binds no other observed name.
+            if not (ov.items() <= cv.items() and ov.keys() <= obs
+                    and len(cv.keys() & obs) == len(ov)):
+                return False
+            terms.extend(ov.values())
+        # The observed terms are equal; what is observed of them is a function of the terms and
+        # the heap, and a term without list or dict terms is observed as it is whatever the heap.
+        ho, hc = p.o.heap, p.c.heap
+        if ho == hc:
+            return True
+        memo = self.memo
+        return all(heap_free(t, memo) for t in terms if type(t) is tuple)
+
+    def _compare_slow(self, p: Pair, eo: Any, ec: Any) -> None:
         # Lists are compared by contents, and by aliasing among everything observed here.
         names = self.observable if eo.observe else []
         seen_o = observe([eo.key] + [p.o.vars.get(n, UNBOUND) for n in names], p.o.heap)

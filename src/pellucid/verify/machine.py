@@ -10,6 +10,10 @@ unknown ``x``) are events too: both programs must ask the same question.
 Anything this module does not model stops the check (:class:`Unsupported`), because a wrong
 "equivalent" is worse than none.
 """
+# (Annotations stay unevaluated: the interpreter defines small continuation functions at every
+# event, and evaluating ``Tuple[Term, ...]`` there each time was a measurable share of a check.)
+from __future__ import annotations
+
 import dis
 import sys
 import types
@@ -241,7 +245,43 @@ def _is_heap_object(t: Any) -> bool:
     return type(t) is tuple and len(t) == 3 and t[0] in ("list", "dict")
 
 
-def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: set) -> None:
+# Terms are immutable and shared: a variable's term is the same object at every later event of a
+# path, and in every state copied from it.  So whether a term holds any list or dict term at all
+# (then no heap can change what is observed of it, and no list is reachable through it) is
+# remembered per term object, for one check.  Keyed by ``id``; each entry keeps its term alive, so
+# no other object can get that id while the entry exists.
+Memo = Dict[int, Tuple[Any, bool]]
+
+
+def heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
+    """Whether the tuple ``t`` holds no list or dict term at any depth (``memo``: see above)."""
+    hit = memo.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    try:
+        return _heap_free(t, memo)
+    except RecursionError:
+        return False  # (a deep term is only "not known free": callers then walk it)
+
+
+def _heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
+    hit = memo.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    free = True
+    if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t), as _walk and observe
+        free = False
+    else:
+        for x in t:
+            if type(x) is tuple and not _heap_free(x, memo):
+                free = False
+                break
+    memo[id(t)] = (t, free)
+    return free
+
+
+def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: set,
+          memo: Optional[Memo] = None) -> None:
     # Depth first, parents before children, left to right, with an explicit stack: terms are
     # large and this runs at every effect, so no call per sub-term.
     todo = [term]
@@ -250,6 +290,13 @@ def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: 
         t = pop()
         if type(t) is not tuple:
             continue
+        if memo is not None:
+            hit = memo.get(id(t))  # (heap_free, inlined: this is hot)
+            if hit is None or hit[0] is not t:
+                if heap_free(t, memo):
+                    continue  # nothing below adds to ``out`` or ``seen``
+            elif hit[1]:
+                continue
         if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
             if t in seen:
                 continue
@@ -262,12 +309,13 @@ def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: 
         push(reversed(t))
 
 
-def reachable_lists(roots: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> List[Term]:
+def reachable_lists(roots: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
+                    memo: Optional[Memo] = None) -> List[Term]:
     """List terms reachable from ``roots`` (through known contents), in first-seen order."""
     out: List[Term] = []
     seen: set = set()
     for r in roots:
-        _walk(r, heap, out, seen)
+        _walk(r, heap, out, seen, memo)
     return out
 
 
@@ -276,7 +324,8 @@ def state_roots(st: MState) -> List[Any]:
             tuple(st.truths.items()), st.unwinding]
 
 
-def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> Tuple[Any, ...]:
+def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
+            memo: Optional[Memo] = None) -> Tuple[Any, ...]:
     """What can be observed of ``terms`` (observed together): each known list becomes its
     contents, numbered by first occurrence so that aliasing is kept; opaque lists stay terms."""
     if not heap:
@@ -296,7 +345,11 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]]) -> Tuple[A
                     tuple([snap(x) if type(x) is tuple else x for x in heap[t]]))
         return tuple([snap(x) if type(x) is tuple else x for x in t])
 
-    return tuple([snap(t) if type(t) is tuple else t for t in terms])
+    if memo is None:
+        return tuple([snap(t) if type(t) is tuple else t for t in terms])
+    # A term without list or dict terms is observed as it is (snap would rebuild it equal) and
+    # numbers no list.
+    return tuple([snap(t) if type(t) is tuple and not heap_free(t, memo) else t for t in terms])
 
 
 def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
@@ -321,13 +374,14 @@ def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
         st.unwinding = ren(st.unwinding)
 
 
-def escape_lists(st: MState, roots: Sequence[Any], epoch: int) -> None:
+def escape_lists(st: MState, roots: Sequence[Any], epoch: int,
+                 memo: Optional[Memo] = None) -> None:
     """User code may now hold the known lists reachable from ``roots``: forget their contents
     and give them canonical names (the same in both programs, whose observations agreed)."""
     if not st.heap:
         return  # nothing known to forget
     mapping: Dict[Term, Term] = {}
-    for t in reachable_lists(roots, st.heap):
+    for t in reachable_lists(roots, st.heap, memo):
         if t in st.heap:
             mapping[t] = (t[0], epoch, -1 - len(mapping))
     if mapping:
@@ -336,31 +390,37 @@ def escape_lists(st: MState, roots: Sequence[Any], epoch: int) -> None:
             del st.heap[t]
 
 
-def gc_lists(st: MState) -> None:
+def gc_lists(st: MState, memo: Optional[Memo] = None) -> None:
     """Drop the contents of known lists nothing refers to any more."""
-    if not st.heap:
+    heap = st.heap
+    if not heap:
         return
-    live = set(reachable_lists(state_roots(st), st.heap))
-    for t in [t for t in st.heap if t not in live]:
-        del st.heap[t]
+    out: List[Term] = []
+    seen: set = set()
+    for r in state_roots(st):
+        _walk(r, heap, out, seen, memo)
+        if heap.keys() <= seen:
+            return  # every known list is live: the rest of the state cannot change that
+    for t in [t for t in heap if t not in seen]:
+        del heap[t]
 
 
-def forget_lists(o: MState, c: MState) -> bool:
+def forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
     """Make every known list of both programs opaque (at a loop, where contents would grow
     without bound).  Sound only when each list reachable in both programs has the same contents
     in both -- it is afterwards assumed to -- so this returns False when that is not so."""
-    gc_lists(o)
-    gc_lists(c)
+    gc_lists(o, memo)
+    gc_lists(c, memo)
     if not o.heap and not c.heap:
         return True  # nothing known on either side (the checks below find nothing)
-    reach_o = set(reachable_lists(state_roots(o), o.heap))
-    reach_c = set(reachable_lists(state_roots(c), c.heap))
-    for t in set(o.heap) | set(c.heap):
-        if t in o.heap and t in c.heap:
-            if o.heap[t] != c.heap[t]:
-                return False
-        elif t in (reach_c if t in o.heap else reach_o):
-            return False  # known on one side, already opaque on the other
+    for t in o.heap.keys() & c.heap.keys():
+        if o.heap[t] != c.heap[t]:
+            return False
+    # A list known on one side only must not be reachable (already opaque) on the other.
+    for one, other in ((o, c), (c, o)):
+        only = one.heap.keys() - other.heap.keys()
+        if only and not only.isdisjoint(reachable_lists(state_roots(other), other.heap, memo)):
+            return False
     o.heap = {}
     c.heap = {}
     return True
@@ -933,6 +993,75 @@ def _call_parts(stack_items: List[Term], null_slot: bool) -> Tuple[Term, List[Te
     return a, [b] + rest
 
 
+def _int_arg(arg: Any) -> int:
+    return arg if isinstance(arg, int) else 0
+
+
+def _const(n: int) -> Callable[[Any], int]:
+    return lambda arg: n
+
+
+# Effects that pop some values and push their results: op -> (values popped, results pushed, each
+# a function of the argument; the event's key from the popped values and the argument).  (Built
+# once: the interpreter looks an op up here at every effect.)
+_SIMPLE_EFFECTS: Dict[str, Tuple[Callable[[Any], int], Callable[[Any], int],
+                                 Callable[[List[Term], Any], Tuple[Any, ...]]]] = {
+    "LOAD_ATTR": (_const(1), _const(1), lambda v, arg: ("getattr", v[0], arg)),
+    "STORE_ATTR": (_const(2), _const(0), lambda v, arg: ("setattr", v[1], arg, v[0])),
+    "DELETE_ATTR": (_const(1), _const(0), lambda v, arg: ("delattr", v[0], arg)),
+    "BINARY": (_const(2), _const(1), lambda v, arg: ("binary", arg, v[0], v[1])),
+    "INPLACE": (_const(2), _const(1), lambda v, arg: ("inplace", arg, v[0], v[1])),
+    "UNARY": (_const(1), _const(1), lambda v, arg: ("unary", arg, v[0])),
+    "COMPARE": (_const(2), _const(1), lambda v, arg: ("compare", arg, v[0], v[1])),
+    "SUBSCR": (_const(2), _const(1), lambda v, arg: ("getitem", v[0], v[1])),
+    "STORE_SUBSCR": (_const(3), _const(0), lambda v, arg: ("setitem", v[1], v[2], v[0])),
+    "DELETE_SUBSCR": (_const(2), _const(0), lambda v, arg: ("delitem", v[0], v[1])),
+    "GET_ITER": (_const(1), _const(1), lambda v, arg: ("iter", v[0])),
+    "GET_YIELD_FROM_ITER": (_const(1), _const(1), lambda v, arg: ("yield_from_iter", v[0])),
+    "GET_AWAITABLE": (_const(1), _const(1), lambda v, arg: ("awaitable", v[0], arg)),
+    "GET_AITER": (_const(1), _const(1), lambda v, arg: ("aiter", v[0])),
+    "BEFORE_WITH": (_const(1), _const(2), lambda v, arg: ("with_enter", v[0])),
+    "BEFORE_ASYNC_WITH": (_const(1), _const(2), lambda v, arg: ("async_with_enter", v[0])),
+    "IMPORT_NAME": (_const(2), _const(1), lambda v, arg: ("import", arg, v[0], v[1])),
+    "IMPORT_STAR": (_const(1), _const(0), lambda v, arg: ("import_star", v[0])),
+    "STORE_GLOBAL": (_const(1), _const(0), lambda v, arg: ("store_global", arg, v[0])),
+    "DELETE_GLOBAL": (_const(0), _const(0), lambda v, arg: ("delete_global", arg)),
+    "LOAD_NAME": (_const(0), _const(1), lambda v, arg: ("load_name", arg)),
+    # 3.13 class bodies record their first line: a line number, which must not matter.
+    "STORE_NAME": (_const(1), _const(0), lambda v, arg: ("store_name", arg, "<line>"
+                                                         if arg == "__firstlineno__" else v[0])),
+    "DELETE_NAME": (_const(0), _const(0), lambda v, arg: ("delete_name", arg)),
+    "LOAD_CLASSDEREF": (_const(0), _const(1), lambda v, arg: ("load_classderef", arg)),
+    "LOAD_FROM_DICT_OR_DEREF": (_const(1), _const(1),
+                                lambda v, arg: ("load_dict_or_deref", arg, v[0])),
+    "LOAD_FROM_DICT_OR_GLOBALS": (_const(1), _const(1),
+                                  lambda v, arg: ("load_dict_or_globals", arg, v[0])),
+    "LOAD_LOCALS": (_const(0), _const(1), lambda v, arg: ("load_locals",)),
+    "LOAD_BUILD_CLASS": (_const(0), _const(1), lambda v, arg: ("load_build_class",)),
+    "SETUP_ANNOTATIONS": (_const(0), _const(0), lambda v, arg: ("setup_annotations",)),
+    "PRINT_EXPR": (_const(1), _const(0), lambda v, arg: ("print_expr", v[0])),
+    "LIST_TO_TUPLE": (_const(1), _const(1), lambda v, arg: ("list_to_tuple", v[0])),
+    "BUILD_SET": (_int_arg, _const(1), lambda v, arg: ("build_set", tuple(v))),
+    "BUILD_MAP": (lambda arg: 2 * arg if isinstance(arg, int) else 0, _const(1),
+                  lambda v, arg: ("build_map", tuple(v))),
+    "BUILD_CONST_KEY_MAP": (lambda arg: (arg + 1) if isinstance(arg, int) else 0, _const(1),
+                            lambda v, arg: ("build_const_key_map", tuple(v))),
+    "UNPACK_SEQUENCE": (_const(1), _int_arg, lambda v, arg: ("unpack", v[0], arg)),
+    "UNPACK_EX": (_const(1), lambda arg: arg[0] + 1 + arg[1],
+                  lambda v, arg: ("unpack_ex", v[0], arg)),
+    "CONVERT": (_const(1), _const(1), lambda v, arg: ("convert", arg, v[0])),
+    "LOAD_SUPER_ATTR": (_const(3), _const(1), lambda v, arg: ("super_attr", arg, v[0], v[1], v[2])),
+    "MATCH_CLASS": (_const(3), _const(1), lambda v, arg: ("match_class", arg, v[0], v[1], v[2])),
+    "PREP_RERAISE_STAR": (_const(2), _const(1), lambda v, arg: ("prep_reraise_star", v[0], v[1])),
+    "CHECK_EG_MATCH": (_const(2), _const(2), lambda v, arg: ("check_eg_match", v[0], v[1])),
+}
+for _name in ("BUILD_TUPLE_UNPACK", "BUILD_LIST_UNPACK", "BUILD_SET_UNPACK", "BUILD_MAP_UNPACK",
+              "BUILD_MAP_UNPACK_WITH_CALL", "BUILD_TUPLE_UNPACK_WITH_CALL"):
+    _SIMPLE_EFFECTS[_name] = (_int_arg, _const(1),
+                              lambda v, arg, key=_name.lower(): (key, tuple(v)))
+del _name
+
+
 def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
                facts: Dict[Term, bool]) -> Optional[Event]:  # noqa: C901
     """Instructions that may run user code or raise: each one is an effect."""
@@ -994,58 +1123,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         if kw is None and names:
             kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
-    simple = {
-        # op: (pops, results, key builder)
-        "LOAD_ATTR": (1, 1, lambda v: ("getattr", v[0], arg)),
-        "STORE_ATTR": (2, 0, lambda v: ("setattr", v[1], arg, v[0])),
-        "DELETE_ATTR": (1, 0, lambda v: ("delattr", v[0], arg)),
-        "BINARY": (2, 1, lambda v: ("binary", arg, v[0], v[1])),
-        "INPLACE": (2, 1, lambda v: ("inplace", arg, v[0], v[1])),
-        "UNARY": (1, 1, lambda v: ("unary", arg, v[0])),
-        "COMPARE": (2, 1, lambda v: ("compare", arg, v[0], v[1])),
-        "SUBSCR": (2, 1, lambda v: ("getitem", v[0], v[1])),
-        "STORE_SUBSCR": (3, 0, lambda v: ("setitem", v[1], v[2], v[0])),
-        "DELETE_SUBSCR": (2, 0, lambda v: ("delitem", v[0], v[1])),
-        "GET_ITER": (1, 1, lambda v: ("iter", v[0])),
-        "GET_YIELD_FROM_ITER": (1, 1, lambda v: ("yield_from_iter", v[0])),
-        "GET_AWAITABLE": (1, 1, lambda v: ("awaitable", v[0], arg)),
-        "GET_AITER": (1, 1, lambda v: ("aiter", v[0])),
-        "BEFORE_WITH": (1, 2, lambda v: ("with_enter", v[0])),
-        "BEFORE_ASYNC_WITH": (1, 2, lambda v: ("async_with_enter", v[0])),
-        "IMPORT_NAME": (2, 1, lambda v: ("import", arg, v[0], v[1])),
-        "IMPORT_STAR": (1, 0, lambda v: ("import_star", v[0])),
-        "STORE_GLOBAL": (1, 0, lambda v: ("store_global", arg, v[0])),
-        "DELETE_GLOBAL": (0, 0, lambda v: ("delete_global", arg)),
-        "LOAD_NAME": (0, 1, lambda v: ("load_name", arg)),
-        # 3.13 class bodies record their first line: a line number, which must not matter.
-        "STORE_NAME": (1, 0, lambda v: ("store_name", arg, "<line>" if arg == "__firstlineno__"
-                                        else v[0])),
-        "DELETE_NAME": (0, 0, lambda v: ("delete_name", arg)),
-        "LOAD_CLASSDEREF": (0, 1, lambda v: ("load_classderef", arg)),
-        "LOAD_FROM_DICT_OR_DEREF": (1, 1, lambda v: ("load_dict_or_deref", arg, v[0])),
-        "LOAD_FROM_DICT_OR_GLOBALS": (1, 1, lambda v: ("load_dict_or_globals", arg, v[0])),
-        "LOAD_LOCALS": (0, 1, lambda v: ("load_locals",)),
-        "LOAD_BUILD_CLASS": (0, 1, lambda v: ("load_build_class",)),
-        "SETUP_ANNOTATIONS": (0, 0, lambda v: ("setup_annotations",)),
-        "PRINT_EXPR": (1, 0, lambda v: ("print_expr", v[0])),
-        "LIST_TO_TUPLE": (1, 1, lambda v: ("list_to_tuple", v[0])),
-        "BUILD_SET": (arg if isinstance(arg, int) else 0, 1, lambda v: ("build_set", tuple(v))),
-        "BUILD_MAP": (2 * arg if isinstance(arg, int) else 0, 1, lambda v: ("build_map", tuple(v))),
-        "BUILD_CONST_KEY_MAP": ((arg + 1) if isinstance(arg, int) else 0, 1,
-                                lambda v: ("build_const_key_map", tuple(v))),
-        "UNPACK_SEQUENCE": (1, arg if isinstance(arg, int) else 0, lambda v: ("unpack", v[0], arg)),
-        "UNPACK_EX": (1, (arg[0] + 1 + arg[1]) if op == "UNPACK_EX" else 0,
-                      lambda v: ("unpack_ex", v[0], arg)),
-        "CONVERT": (1, 1, lambda v: ("convert", arg, v[0])),
-        "LOAD_SUPER_ATTR": (3, 1, lambda v: ("super_attr", arg, v[0], v[1], v[2])),
-        "MATCH_CLASS": (3, 1, lambda v: ("match_class", arg, v[0], v[1], v[2])),
-        "PREP_RERAISE_STAR": (2, 1, lambda v: ("prep_reraise_star", v[0], v[1])),
-        "CHECK_EG_MATCH": (2, 2, lambda v: ("check_eg_match", v[0], v[1])),
-    }
-    for name in ("BUILD_TUPLE_UNPACK", "BUILD_LIST_UNPACK", "BUILD_SET_UNPACK", "BUILD_MAP_UNPACK",
-                 "BUILD_MAP_UNPACK_WITH_CALL", "BUILD_TUPLE_UNPACK_WITH_CALL"):
-        simple[name] = (arg if isinstance(arg, int) else 0, 1,
-                        lambda v, name=name: (name.lower(), tuple(v)))
+    simple = _SIMPLE_EFFECTS.get(op)
     if PY == (3, 10):
         # 3.10's match instructions also push a success flag.
         def with_flag(s: MState, res: Tuple[Term, ...]) -> None:
@@ -1065,10 +1143,10 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             # insertions, as BUILD_MAP of the (key, value) pairs.
             pairs = tuple(x for k, v in zip(vals[-1][1], vals[:-1]) for x in (k, v))
             return _effect(st, ins, ("build_map", pairs), arg + 1, 1)
-    if op in simple:
-        npop, nres, build = simple[op]
+    if simple is not None:
+        npop, nres, build = simple[0](arg), simple[1](arg), simple[2]
         vals = need(npop)
-        key = build(vals)
+        key = build(vals, arg)
         if op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
             # Results are pushed so that the first item ends on top.
             return _effect(st, ins, key, npop, nres, lambda s, r: s.stack.extend(reversed(r)))
