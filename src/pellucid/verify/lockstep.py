@@ -274,7 +274,18 @@ class Explorer:
                     work.append(q)
                 continue
             self.effects += 1
-            if eo.can_raise:
+            if eo.can_raise and eo.observe and eo.ins is not None and ec.ins is not None \
+                    and eo.ins.handler is None and ec.ins.handler is None:
+                # The exception leaves both frames at once: that path is one "unwind" event on
+                # each side, with the same key (this exception) and, as observed, the variables
+                # just compared equal at this event.  Between the two only ``_after_effect``
+                # changes them, alike on both sides: cells get the same fresh terms, and the
+                # known lists reachable from the effect's operands and the cells -- corresponding
+                # lists, in the same order, as the observations agreed -- get the same canonical
+                # names and become opaque; what is observed of the others is unchanged.  So that
+                # comparison cannot fail and the path is only counted.
+                self.paths += 1
+            elif eo.can_raise:
                 q = p.copy()
                 exc: Term = ("e", p.epoch)
                 if eo.key[0] == "next":
