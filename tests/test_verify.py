@@ -213,6 +213,11 @@ DIFFERENT = [
     ("index into a lambda's closure out of range",
      "def f():\n    x = 1\n    return (lambda: x).__closure__[0]\n",
      "def f():\n    x = 1\n    return (lambda: x).__closure__[-2]\n"),
+    # The variable holds the same list term on both sides; only its known contents differ, and
+    # only while user code runs (then both hold [2]).
+    ("a variable's list differs only in its contents, only during a call",
+     "def f(g):\n    a = [1]\n    g()\n    a[0] = 2\n    return a\n",
+     "def f(g):\n    a = [2]\n    g()\n    return a\n"),
 ]
 
 
