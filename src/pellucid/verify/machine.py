@@ -272,10 +272,18 @@ def _heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
     if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t), as _walk and observe
         free = False
     else:
+        get = memo.get
         for x in t:
-            if type(x) is tuple and not _heap_free(x, memo):
-                free = False
-                break
+            if type(x) is tuple:
+                hit = get(id(x))  # (the memo looked up here first: most items are known)
+                if hit is not None and hit[0] is x:
+                    if hit[1]:
+                        continue
+                    free = False
+                    break
+                if not _heap_free(x, memo):
+                    free = False
+                    break
     memo[id(t)] = (t, free)
     return free
 
