@@ -103,6 +103,9 @@ class _Joiner:
 
 
 def _forgotten(p: Pair, memo: Memo) -> Pair:
+    if not p.o.heap and not p.c.heap:
+        # Nothing to forget (forget_lists would change nothing), and ``join`` only reads it.
+        return p
     q = p.copy()
     if not forget_lists(q.o, q.c, memo):
         raise Unsupported("lists being built reach a loop with different contents")
@@ -319,8 +322,9 @@ class Explorer:
         for side, st, ev in ((self.orig, q.o, eo), (self.cand, q.c, ec)):
             # The effect's operands, and whatever a closure can read, are user code's now.  (The
             # observations compared equal, so both programs name the escaped lists alike.)
-            cells = [st.vars.get(name, UNBOUND) for name in sorted(side.cellnames)]
-            escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
+            if st.heap:  # (escape_lists changes nothing without known lists)
+                cells = [st.vars.get(name, UNBOUND) for name in sorted(side.cellnames)]
+                escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
         q.epoch += 1
         for side, st in ((self.orig, q.o), (self.cand, q.c)):
             st.nalloc = 0
