@@ -141,3 +141,38 @@ def test_copied_store_happens_before_code_that_runs_next():
     assert f("x", Y()) == ["x", "x"]
     text, new = _recompiled(f)
     assert new("x", Y()) == ["x", "x"], text
+
+
+def _read_pending_source(x, y):
+    t = []
+    u = t
+    v = y  # noqa: F841  (room for the patch)
+    return [t, u]
+
+
+def test_statement_reading_a_copied_store_runs_after_it():
+    # []; COPY 1; STORE_FAST t; LOAD_FAST t; STORE_FAST u; LOAD_FAST u; BUILD_LIST 2: ``u = t``
+    # runs no code, yet reads t, which the bytecode bound before (the store of the copy, kept
+    # for the list's walrus, must not move after it).  Dynamo's ``COPY; STORE_FAST tmp_N`` for
+    # a list it passes to a call and also rebuilds the stack with (reformer's forward).
+    names = _read_pending_source.__code__.co_varnames
+    t, u = names.index("t"), names.index("u")
+    f = _patch(_read_pending_source, "BUILD_LIST", [
+        _copy1(), (OP["STORE_FAST"], t), (OP["LOAD_FAST"], t), (OP["STORE_FAST"], u), (OP["LOAD_FAST"], u)])
+    r = f(1, 2)
+    assert r == [[], []] and r[0] is r[1]
+    text, new = _recompiled(f)
+    r = new(1, 2)
+    assert r == [[], []] and r[0] is r[1], text
+
+
+def test_statement_writing_a_copied_store_runs_after_it():
+    # []; COPY 1; STORE_FAST t; <x>; STORE_FAST t; LOAD_FAST t; BUILD_LIST 2: the second store
+    # of t comes last, so t ends as x (a pending first store made at the list would undo it).
+    names = _read_pending_source.__code__.co_varnames
+    t = names.index("t")
+    f = _patch(_read_pending_source, "BUILD_LIST", [
+        _copy1(), (OP["STORE_FAST"], t), (OP["LOAD_FAST"], 0), (OP["STORE_FAST"], t), (OP["LOAD_FAST"], t)])
+    assert f(1, 2) == [[], 1]
+    text, new = _recompiled(f)
+    assert new(1, 2) == [[], 1], text

@@ -115,13 +115,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         stmt = self.name_shared(out, stmt, stack)
         stored = _names_written(stmt)
         runs_code = _may_run_code(stmt)
+        # Variables the statement itself names: one whose store is still pending must be bound first.
+        named = _names_used(stmt) if self.pending and not runs_code else set()  # (runs_code saves them all)
         spill: List[int] = []
         for k, v in enumerate(stack):
             if k < self.floor:
                 continue  # belongs to an enclosing statement, saved before it began
-            if runs_code and id(v) in self.pending:
+            if id(v) in self.pending and (runs_code or any(
+                    isinstance(t, ast.Name) and t.id in named for t in self.pending[id(v)])):
                 # A value already stored to a variable (``COPY; STORE_FAST``) whose store waits
-                # for its use: code the statement runs could see that variable still unbound.
+                # for its use: code the statement runs could see that variable still unbound,
+                # and so would the statement if it reads the variable (``u = t``) or writes it.
                 spill.append(k)
                 continue
             if _never_changes(v):
@@ -501,6 +505,11 @@ def _names_written(stmt: ast.stmt) -> Set[str]:
             for a in node.names:
                 names.add((a.asname or a.name).split(".")[0])
     return names
+
+
+def _names_used(stmt: ast.stmt) -> Set[str]:
+    """Every variable ``stmt`` reads, writes or deletes by name."""
+    return set(node.id for node in all_nodes(stmt) if isinstance(node, ast.Name))
 
 
 def _always_leaves(stmts: List[ast.stmt]) -> bool:
