@@ -368,3 +368,32 @@ def comprehension_cells():
         scale = scale + 1.0
         return torch.stack(rows), sizes, scale
     return f, [(torch.arange(6, dtype=torch.float32).reshape(2, 3),)]
+
+
+class _AppendingFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, seen, doubled, n):
+        seen.append(x)
+        torch._dynamo.graph_break()
+        doubled.append(x * 2)
+        return x + n
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None, None, None
+
+
+@program
+def function_apply_break_with_fresh_lists():
+    # A graph break in an autograd.Function's forward breaks at the ``apply`` call itself, whose
+    # arguments include lists made in the frame: Dynamo builds each once, stores it in a
+    # ``tmp_N`` that its stack rebuilding reads again (``[]; COPY 1; STORE_FAST tmp_1`` ...
+    # ``LOAD_FAST tmp_1``), as in transformers' reformer encoder.
+    def f(x, n):
+        y = x.sin()
+        seen = []
+        doubled = []
+        out = _AppendingFunction.apply(y, seen, doubled, n)
+        seen.append(n)
+        return out, seen, doubled
+    return f, [(_t(1, 2), 3)]
