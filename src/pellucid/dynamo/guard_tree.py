@@ -246,6 +246,8 @@ def split_comment_by_tokens(text: str) -> Tuple[str, str]:
 #: literals whose value needs no parse: a quoted ASCII string without escapes, a decimal int
 _PLAIN_STR = re.compile(r"'[^'\\\x00-\x1f\x7f]*'|\"[^\"\\\x00-\x1f\x7f]*\"")
 _PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+#: decimal floats (Dynamo's eps, dropout p...): float() rounds them as the parser does
+_PLAIN_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:e[-+]?[0-9]+)?|e[-+]?[0-9]+)")
 _PLAIN_CONSTANTS = {"True": True, "False": False, "None": None}
 
 
@@ -258,6 +260,8 @@ def _literal(text: str) -> Tuple[bool, Any]:
             return True, text[1:-1]
         if _PLAIN_INT.fullmatch(text):
             return True, int(text)
+        if _PLAIN_FLOAT.fullmatch(text):
+            return True, float(text)
         if text in _PLAIN_CONSTANTS:
             return True, _PLAIN_CONSTANTS[text]
     try:
@@ -536,6 +540,7 @@ def read_guard_tree(wrapper: Any) -> GuardTree:
     root_mgr = getattr(wrapper, "root", None)
     if root_mgr is None:
         raise UnsupportedGuardError("guard manager %r has no .root (RootGuardManager)" % (wrapper,))
+    _REST_ARGS.clear()
     reader = _Reader(wrapper)
     root = reader.node(root_mgr, "L", "frame locals")
     epilogue: List[LeafCheck] = []
@@ -802,14 +807,57 @@ def _parse_set_contains(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], 
     return None
 
 
+#: a plain literal (no parse needed to see where it ends) then the comma after it
+_LITERAL_HEAD = re.compile(r"(?:'[^'\\\x00-\x1f\x7f]*'|\"[^\"\\\x00-\x1f\x7f]*\"|-?(?:0|[1-9][0-9]*)), ")
+#: the arguments after a first literal argument, by the text after it (see _split_call_args);
+#: emptied at the start of each read_guard_tree, so it only lives for one read
+_REST_ARGS: Dict[str, Optional[List[str]]] = {}
+
+
 def _split_call_args(text: str) -> List[str]:
-    """Split ``a, f(b, c), 'd, e'`` at top-level commas (via the parser, so quoting is right)."""
+    """Split ``a, f(b, c), 'd, e'`` at top-level commas (via the parser, so quoting is right).
+
+    >>> _split_call_args("'k', G['m'].d.__dict__")
+    ["'k'", "G['m'].d.__dict__"]
+    """
+    head = _LITERAL_HEAD.match(text)
+    if head is None:
+        return _split_call_args_parsed(text)
+    # Dynamo's ``dict_contains('key', <the node's source>)``: the same source comes with each
+    # key of one dict, so what follows the key is parsed once per read.  Any literal atom
+    # parses alike, so ``f(0, rest)`` has the structure of ``f(key, rest)``.
+    rest = text[head.end():]
+    if rest in _REST_ARGS:
+        args = _REST_ARGS[rest]
+    else:
+        args = None
+        source = "f(0, %s)" % rest
+        try:
+            call = ast.parse(source, mode="eval").body
+        except SyntaxError:
+            call = None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.col_offset == 0 and call.args
+                and isinstance(call.args[0], ast.Constant) and call.args[0].col_offset == 2):
+            # the whole text is one call of f whose first argument is the 0 put there
+            args = _arg_segments(source, call)[1:]
+        _REST_ARGS[rest] = args
+    if args is None:
+        return _split_call_args_parsed(text)  # (a form the shortcut does not vouch for)
+    return [head.group()[:-2]] + args
+
+
+def _split_call_args_parsed(text: str) -> List[str]:
     try:
         call = ast.parse("f(%s)" % text, mode="eval").body
     except SyntaxError:
         return []
     assert isinstance(call, ast.Call)
-    source = "f(%s)" % text
+    return _arg_segments("f(%s)" % text, call)
+
+
+def _arg_segments(source: str, call: ast.Call) -> List[str]:
+    """The source text of each positional argument of ``call``, parsed from ``source``."""
     if source.isascii() and "\n" not in source and "\r" not in source and "\x0c" not in source:
         # one line of ASCII: the parser's offsets index the string itself
         return [source[a.col_offset:a.end_col_offset] for a in call.args]  # type: ignore[misc]
@@ -819,7 +867,10 @@ def _split_call_args(text: str) -> List[str]:
 def _parse_no_hasattr(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bool
                       ) -> Optional[str]:
     m = _match(r"^not hasattr\((.*), ('.*'|\".*\")\)$", _one_part(check).code)
-    check.params["attr"] = ast.literal_eval(m.group(2))
+    attr = m.group(2)
+    # (a quoted ASCII name without escapes is its own text; anything else is parsed)
+    plain = attr.isascii() and _PLAIN_STR.fullmatch(attr)
+    check.params["attr"] = attr[1:-1] if plain else ast.literal_eval(attr)
     return None
 
 
