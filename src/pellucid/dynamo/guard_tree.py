@@ -340,9 +340,12 @@ _SIMPLE_ACCESSORS = {
 }
 
 
-def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any) -> str:
-    """The Python expression for the value ``accessor`` reads from ``parent``'s value."""
-    text = _accessor_text(accessor)
+def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any, text: Optional[str] = None
+                   ) -> str:
+    """The Python expression for the value ``accessor`` reads from ``parent``'s value
+    (``text``: its :func:`_accessor_text`, when the caller has it already)."""
+    if text is None:
+        text = _accessor_text(accessor)
     cls = type(accessor).__name__
     base = parent.expr
     if cls == "FrameLocalsGuardAccessor":
@@ -470,8 +473,9 @@ class _Reader(object):
             raise UnsupportedGuardError("%s at %s: %d accessors but %d child managers"
                                         % (node.manager_kind, expr, len(accessors), len(children)))
         for accessor, child in zip(accessors, children):
-            child_expr = _accessor_expr(accessor, node, child)
-            node.children.append(self.node(child, child_expr, _accessor_text(accessor)))
+            text = _accessor_text(accessor)
+            child_expr = _accessor_expr(accessor, node, child, text)
+            node.children.append(self.node(child, child_expr, text))
         return node
 
     def dict_entries(self, mgr: Any, node: SourceNode, pairs: Dict[int, Tuple[Any, Any]]) -> None:
