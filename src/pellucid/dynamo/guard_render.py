@@ -198,6 +198,8 @@ def _is_literal(v: Any) -> bool:
 
 
 def _one_line(text: str) -> str:
+    if text.isprintable():
+        return text.strip()  # (every line break str.splitlines knows is unprintable)
     return " ".join(text.splitlines()).strip()
 
 
@@ -240,6 +242,8 @@ class _Renderer(object):
         self.names = _Names(shared)
         self.helpers: List[str] = []
         self.uses_torch = False
+        #: torch_path's answers by id (the objects are kept alive by the tree being rendered)
+        self.torch_paths: Dict[int, Optional[str]] = {}
         self.body: List[Tuple[str, Optional[RenderedCheck]]] = []
         self.checks: List[RenderedCheck] = []
 
@@ -251,6 +255,18 @@ class _Renderer(object):
 
     def torch_path(self, obj: Any) -> Optional[str]:
         """``torch.float32``/``torch.nn.parameter.Parameter`` when that path gives back ``obj``."""
+        # the same few dtypes and tensor types come back for every tensor check
+        key = id(obj)
+        if key in self.torch_paths:
+            path = self.torch_paths[key]
+            if path is not None:
+                self.uses_torch = True
+            return path
+        path = self._torch_path(obj)
+        self.torch_paths[key] = path
+        return path
+
+    def _torch_path(self, obj: Any) -> Optional[str]:
         import sys
         torch = sys.modules.get("torch")
         if torch is None:
