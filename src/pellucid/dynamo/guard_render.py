@@ -585,7 +585,8 @@ class _Renderer(object):
         head: List[str] = []
         # accessor expressions from guard_tree call helpers too: collect every one the body uses
         from pellucid.dynamo import guard_helpers
-        body_text = "\n".join(text for text, _ in self.body)
+        # the body as it goes into the source: indenting lines changes no ``\bname(`` in them
+        body_text = "\n        ".join([text for text, _ in self.body])
         used = set(self.helpers)
         # (a helper the renderer called is in already: no need to find it in 240 kB of text)
         used.update(n for n in guard_helpers.__all__ if n not in used and _calls(body_text, n))
@@ -618,7 +619,7 @@ class _Renderer(object):
             if rc is not None:
                 rc.lineno = first + i
         if self.body:
-            lines.append("        " + "\n        ".join([text for text, _ in self.body]))
+            lines.append("        " + body_text)
         lines.append("        return True")
         lines.append("    except Exception:")
         lines.append("        return False")
