@@ -555,8 +555,10 @@ def read_guard_tree(wrapper: Any) -> GuardTree:
         epilogue.append(parse_leaf(leaf, root, reader.closure_vars, epilogue=True,
                                    comments=reader.comments))
     scope = getattr(wrapper, "global_scope", None) or {}
-    return GuardTree(root=root, relational=reader.relational(), epilogue=epilogue,
+    tree = GuardTree(root=root, relational=reader.relational(), epilogue=epilogue,
                      globals_dict=scope.get("G"), closure_namespace=dict(reader.closure_vars))
+    _REST_ARGS.clear()
+    return tree
 
 
 # ---------------------------------------------------------------------------- leaf parsing
@@ -814,7 +816,7 @@ def _parse_set_contains(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], 
 #: a plain literal (no parse needed to see where it ends) then the comma after it
 _LITERAL_HEAD = re.compile(r"(?:'[^'\\\x00-\x1f\x7f]*'|\"[^\"\\\x00-\x1f\x7f]*\"|-?(?:0|[1-9][0-9]*)), ")
 #: the arguments after a first literal argument, by the text after it (see _split_call_args);
-#: emptied at the start of each read_guard_tree, so it only lives for one read
+#: emptied at the start and end of each read_guard_tree, so it only lives for one read
 _REST_ARGS: Dict[str, Optional[List[str]]] = {}
 
 
@@ -845,6 +847,8 @@ def _split_call_args(text: str) -> List[str]:
                 and isinstance(call.args[0], ast.Constant) and call.args[0].col_offset == 2):
             # the whole text is one call of f whose first argument is the 0 put there
             args = _arg_segments(source, call)[1:]
+        if len(_REST_ARGS) >= 4096:
+            _REST_ARGS.clear()  # (callers other than read_guard_tree: keep the memo small)
         _REST_ARGS[rest] = args
     if args is None:
         return _split_call_args_parsed(text)  # (a form the shortcut does not vouch for)
