@@ -117,11 +117,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         # Variables the statement itself names: one whose store is still pending must be bound first.
         named = _names_used(stmt) if self.pending and not runs_code else set()  # (runs_code saves them all)
         spill: List[int] = []
-        for k, v in enumerate(stack):
-            if k < self.floor:
-                continue  # belongs to an enclosing statement, saved before it began
-            if id(v) in self.pending and (runs_code or any(
-                    isinstance(t, ast.Name) and t.id in named for t in self.pending[id(v)])):
+        pending = self.pending
+        # Entries below the floor belong to an enclosing statement, saved before it began.
+        for k in range(self.floor, len(stack)):
+            v = stack[k]
+            if id(v) in pending and (runs_code or any(
+                    isinstance(t, ast.Name) and t.id in named for t in pending[id(v)])):
                 # A value already stored to a variable (``COPY; STORE_FAST``) whose store waits
                 # for its use: code the statement runs could see that variable still unbound,
                 # and so would the statement if it reads the variable (``u = t``) or writes it.
