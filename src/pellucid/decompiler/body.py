@@ -113,16 +113,16 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         Returns the stack values replaced by temporaries (id of the old value -> the name).
         """
         stmt = self.name_shared(out, stmt, stack)
-        stored = _names_written(stmt)
-        runs_code = _may_run_code(stmt)
+        stored, runs_code = _writes_and_runs(stmt)
         # Variables the statement itself names: one whose store is still pending must be bound first.
         named = _names_used(stmt) if self.pending and not runs_code else set()  # (runs_code saves them all)
         spill: List[int] = []
-        for k, v in enumerate(stack):
-            if k < self.floor:
-                continue  # belongs to an enclosing statement, saved before it began
-            if id(v) in self.pending and (runs_code or any(
-                    isinstance(t, ast.Name) and t.id in named for t in self.pending[id(v)])):
+        pending = self.pending
+        # Entries below the floor belong to an enclosing statement, saved before it began.
+        for k in range(self.floor, len(stack)):
+            v = stack[k]
+            if id(v) in pending and (runs_code or any(
+                    isinstance(t, ast.Name) and t.id in named for t in pending[id(v)])):
                 # A value already stored to a variable (``COPY; STORE_FAST``) whose store waits
                 # for its use: code the statement runs could see that variable still unbound,
                 # and so would the statement if it reads the variable (``u = t``) or writes it.
@@ -494,17 +494,24 @@ def _empty_display(v: Any) -> bool:
         return not v.keys
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
-def _names_written(stmt: ast.stmt) -> Set[str]:
+
+def _writes_and_runs(stmt: ast.stmt) -> Tuple[Set[str], bool]:
+    """The names ``stmt`` binds or deletes, and :func:`_may_run_code` of it, in one walk (both
+    are asked of every statement emitted)."""
     names: Set[str] = set()
+    runs = False
     for node in all_nodes(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
+        if not isinstance(node, _QUIET_NODES):
+            runs = True
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 names.add((a.asname or a.name).split(".")[0])
-    return names
+    return names, runs
 
 
 def _names_used(stmt: ast.stmt) -> Set[str]:

@@ -316,6 +316,12 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
     return [n for n in candidates if n in used and n not in bound]
 
 
+# Node types (exactly these, not subclasses) that bind no name themselves and are no scope.
+_BINDS_NOTHING = frozenset([ast.Attribute, ast.Call, ast.Constant, ast.Load, ast.Subscript, ast.Tuple,
+                            ast.List, ast.Assign, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Compare,
+                            ast.keyword, ast.Return, ast.If, ast.BoolOp, ast.Slice, ast.Dict])
+
+
 def _bound_names(body: List[ast.stmt]) -> Set[str]:
     """Names ``body`` binds in its own scope -- and, to be safe, the targets of comprehensions
     (3.12+ keeps an inlined comprehension's variables among the function's locals, though the
@@ -324,7 +330,9 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
     work: List[ast.AST] = list(body)
     while work:
         node = work.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        if type(node) in _BINDS_NOTHING:
+            pass  # the common nodes: none of the tests below applies, only their children count
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             bound.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(node.name)  # its body is another scope; its decorators, defaults are not
@@ -345,7 +353,14 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
             bound.add(node.name)  # type: ignore[attr-defined]
         elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
             bound.add(node.rest)  # type: ignore[attr-defined]
-        work.extend(ast.iter_child_nodes(node))
+        # The children, as ast.iter_child_nodes gives them without its two generators (this
+        # walks the whole function; the order is irrelevant to a set).
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                work.append(value)
+            elif isinstance(value, list):
+                work.extend([v for v in value if isinstance(v, ast.AST)])
     return bound
 
 

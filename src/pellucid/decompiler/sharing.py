@@ -137,6 +137,11 @@ def first_shared(stmt: ast.AST, stack: List[Any]) -> Optional[Tuple[ast.AST, boo
     says nothing with an effect runs before it in ``stmt`` (so it can be assigned to a
     temporary in a statement of its own just before).
     """
+    if not any(is_copied(n) for n in all_nodes(stmt)):
+        # The common case (every statement is asked): one flat walk answers it, without
+        # building the evaluation order (a recursive generator per node).  It sees every node
+        # eval_order does (and those of nested scopes besides), so it never misses one.
+        return None
     items = list(eval_order(stmt))
     counts: Dict[int, int] = {}
     for node, _, _ in items:

@@ -5,7 +5,6 @@ import sys
 from typing import Any
 
 from pellucid.decompiler import markers as M
-from pellucid.decompiler.tree_nodes import all_nodes
 
 
 _Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
@@ -17,11 +16,7 @@ def unparse(tree: ast.AST) -> str:
     >>> unparse(ast.parse("x = 1"))
     'x = 1'
     """
-    for node in all_nodes(tree):
-        # Markers and pseudo statements are ast.AST subclasses defined outside the ast module.
-        if isinstance(node, M.Marker) or type(node).__module__ not in ("ast", "_ast"):
-            raise ValueError("internal node left in tree: %r" % (node,))
-    ast.fix_missing_locations(tree)
+    _check_and_locate(tree)
     if sys.version_info >= (3, 9):
         return ast.unparse(tree)
     global _Unparser38
@@ -32,6 +27,62 @@ def unparse(tree: ast.AST) -> str:
     out = io.StringIO()
     _Unparser38(tree, file=out)
     return out.getvalue().strip("\n")
+
+
+_END_IF_NONE = sys.version_info >= (3, 9)  # 3.8's fix_missing_locations keeps an end set to None
+
+
+def _check_and_locate(tree: ast.AST) -> None:
+    """Fail if a decompiler marker is left in ``tree``, and give every node its location as
+    :func:`ast.fix_missing_locations` does (the parent's, where the node has none).
+
+    One walk instead of two: over a long (Dynamo) function each whole-tree pass costs about a
+    millisecond, and ``fix_missing_locations`` recurses through generators.  The walk is
+    depth-first in field order like ``fix_missing_locations``, so a node reached twice (values
+    shared between statements) takes its location from the same parent.
+    """
+    work = [(tree, 1, 0, 1, 0)]
+    pop, push = work.pop, work.append
+    marker, node_type = M.Marker, ast.AST
+    while work:
+        node, lineno, col, end_lineno, end_col = pop()
+        cls = type(node)
+        # Markers and pseudo statements are ast.AST subclasses defined outside the ast module.
+        if isinstance(node, marker) or cls.__module__ not in ("ast", "_ast"):
+            raise ValueError("internal node left in tree: %r" % (node,))
+        attributes = node._attributes
+        if attributes:
+            if "lineno" in attributes:
+                if not hasattr(node, "lineno"):
+                    node.lineno = lineno  # type: ignore[attr-defined]
+                else:
+                    lineno = node.lineno  # type: ignore[attr-defined]
+            if "end_lineno" in attributes:
+                if (getattr(node, "end_lineno", None) is None) if _END_IF_NONE \
+                        else not hasattr(node, "end_lineno"):
+                    node.end_lineno = end_lineno  # type: ignore[attr-defined]
+                else:
+                    end_lineno = node.end_lineno  # type: ignore[attr-defined]
+            if "col_offset" in attributes:
+                if not hasattr(node, "col_offset"):
+                    node.col_offset = col  # type: ignore[attr-defined]
+                else:
+                    col = node.col_offset  # type: ignore[attr-defined]
+            if "end_col_offset" in attributes:
+                if (getattr(node, "end_col_offset", None) is None) if _END_IF_NONE \
+                        else not hasattr(node, "end_col_offset"):
+                    node.end_col_offset = end_col  # type: ignore[attr-defined]
+                else:
+                    end_col = node.end_col_offset  # type: ignore[attr-defined]
+        children = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, node_type))
+        for child in reversed(children):
+            push((child, lineno, col, end_lineno, end_col))
 
 
 def _unparser_38() -> type:
