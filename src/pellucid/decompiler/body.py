@@ -30,7 +30,7 @@ from pellucid.decompiler.stack_machine import (
     same_expr,
 )
 from pellucid.decompiler.structure import Ctx, Structurer
-from pellucid.decompiler.tree_nodes import all_nodes
+from pellucid.decompiler.tree_nodes import all_nodes, name_ids
 
 PY = sys.version_info[:2]
 
@@ -115,7 +115,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         stmt = self.name_shared(out, stmt, stack)
         stored, runs_code = _writes_and_runs(stmt)
         # Variables the statement itself names: one whose store is still pending must be bound first.
-        named = _names_used(stmt) if self.pending and not runs_code else set()  # (runs_code saves them all)
+        named = name_ids(stmt) if self.pending and not runs_code else set()  # (runs_code saves them all)
         spill: List[int] = []
         pending = self.pending
         # Entries below the floor belong to an enclosing statement, saved before it began.
@@ -512,11 +512,6 @@ def _writes_and_runs(stmt: ast.stmt) -> Tuple[Set[str], bool]:
             for a in node.names:
                 names.add((a.asname or a.name).split(".")[0])
     return names, runs
-
-
-def _names_used(stmt: ast.stmt) -> Set[str]:
-    """Every variable ``stmt`` reads, writes or deletes by name."""
-    return set(node.id for node in all_nodes(stmt) if isinstance(node, ast.Name))
 
 
 def _always_leaves(stmts: List[ast.stmt]) -> bool:

@@ -15,6 +15,7 @@ from pellucid.bytecode.normalize import raw_instructions
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.source_lines import at_first_line
+from pellucid.decompiler.tree_nodes import child_nodes
 
 PY = sys.version_info[:2]
 CO_VARARGS = inspect.CO_VARARGS
@@ -353,14 +354,7 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
             bound.add(node.name)  # type: ignore[attr-defined]
         elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
             bound.add(node.rest)  # type: ignore[attr-defined]
-        # The children, as ast.iter_child_nodes gives them without its two generators (this
-        # walks the whole function; the order is irrelevant to a set).
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, ast.AST):
-                work.append(value)
-            elif isinstance(value, list):
-                work.extend([v for v in value if isinstance(v, ast.AST)])
+        work.extend(child_nodes(node))
     return bound
 
 

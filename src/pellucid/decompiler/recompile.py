@@ -16,7 +16,7 @@ from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
 from pellucid.decompiler.source_lines import at_first_line, place_at_original_lines
-from pellucid.decompiler.tree_nodes import all_nodes
+from pellucid.decompiler.tree_nodes import name_ids
 from pellucid.decompiler.unparse import unparse
 from pellucid.errors import DecompileError
 
@@ -79,7 +79,7 @@ def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
     ``if False: (a, b)`` compiles to nothing but still makes the names free."""
     if not code.co_freevars:
         return
-    used = set(n.id for n in all_nodes(fn) if isinstance(n, ast.Name))
+    used = name_ids(fn)
     missing = [n for n in code.co_freevars if n not in used]
     if not missing:
         return

@@ -5,6 +5,7 @@ import sys
 from typing import Any
 
 from pellucid.decompiler import markers as M
+from pellucid.decompiler.tree_nodes import child_nodes
 
 
 _Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
@@ -29,6 +30,9 @@ def unparse(tree: ast.AST) -> str:
     return out.getvalue().strip("\n")
 
 
+#: (location attribute, its place in the inherited location, whether it is an end position)
+_LOCATION = (("lineno", 0, False), ("col_offset", 1, False), ("end_lineno", 2, True),
+             ("end_col_offset", 3, True))
 _END_IF_NONE = sys.version_info >= (3, 9)  # 3.8's fix_missing_locations keeps an end set to None
 
 
@@ -41,48 +45,29 @@ def _check_and_locate(tree: ast.AST) -> None:
     depth-first in field order like ``fix_missing_locations``, so a node reached twice (values
     shared between statements) takes its location from the same parent.
     """
-    work = [(tree, 1, 0, 1, 0)]
+    work = [(tree, (1, 0, 1, 0))]
     pop, push = work.pop, work.append
-    marker, node_type = M.Marker, ast.AST
+    marker = M.Marker
     while work:
-        node, lineno, col, end_lineno, end_col = pop()
+        node, inherited = pop()
         cls = type(node)
         # Markers and pseudo statements are ast.AST subclasses defined outside the ast module.
         if isinstance(node, marker) or cls.__module__ not in ("ast", "_ast"):
             raise ValueError("internal node left in tree: %r" % (node,))
         attributes = node._attributes
         if attributes:
-            if "lineno" in attributes:
-                if not hasattr(node, "lineno"):
-                    node.lineno = lineno  # type: ignore[attr-defined]
-                else:
-                    lineno = node.lineno  # type: ignore[attr-defined]
-            if "end_lineno" in attributes:
-                if (getattr(node, "end_lineno", None) is None) if _END_IF_NONE \
-                        else not hasattr(node, "end_lineno"):
-                    node.end_lineno = end_lineno  # type: ignore[attr-defined]
-                else:
-                    end_lineno = node.end_lineno  # type: ignore[attr-defined]
-            if "col_offset" in attributes:
-                if not hasattr(node, "col_offset"):
-                    node.col_offset = col  # type: ignore[attr-defined]
-                else:
-                    col = node.col_offset  # type: ignore[attr-defined]
-            if "end_col_offset" in attributes:
-                if (getattr(node, "end_col_offset", None) is None) if _END_IF_NONE \
-                        else not hasattr(node, "end_col_offset"):
-                    node.end_col_offset = end_col  # type: ignore[attr-defined]
-                else:
-                    end_col = node.end_col_offset  # type: ignore[attr-defined]
-        children = []
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, node_type):
-                children.append(value)
-            elif isinstance(value, list):
-                children.extend(v for v in value if isinstance(v, node_type))
-        for child in reversed(children):
-            push((child, lineno, col, end_lineno, end_col))
+            location = list(inherited)
+            for name, k, is_end in _LOCATION:
+                if name in attributes:
+                    missing = getattr(node, name, None) is None if is_end and _END_IF_NONE \
+                        else not hasattr(node, name)
+                    if missing:
+                        setattr(node, name, location[k])
+                    else:
+                        location[k] = getattr(node, name)
+            inherited = tuple(location)
+        for child in reversed(child_nodes(node)):
+            push((child, inherited))
 
 
 def _unparser_38() -> type:
