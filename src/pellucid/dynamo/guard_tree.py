@@ -271,6 +271,13 @@ def _literal(text: str) -> Tuple[bool, Any]:
     return True, value
 
 
+def _literal_value(text: str) -> Any:
+    """``ast.literal_eval(text)`` (raising as it does), without a parse for the plain literals
+    :func:`_literal` reads directly."""
+    ok, value = _literal(text)
+    return value if ok else ast.literal_eval(text)
+
+
 def _builtin_type_name(t: type) -> Optional[str]:
     name = getattr(t, "__name__", None)
     if name and getattr(builtins, name, None) is t:
@@ -725,10 +732,8 @@ def _parse_tensor_match(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], 
         return "unknown dtype %s" % m.group("dtype")
     size = _int_list(m.group("size"))
     stride = _int_list(m.group("stride"))
-    dev = m.group("dev")
     check.params.update(tensor_type=t, dispatch_keys=keys, dtype=dtype,
-                        device_index=None if dev == "None" else
-                        int(dev) if _PLAIN_INT.fullmatch(dev) else ast.literal_eval(dev),
+                        device_index=_literal_value(m.group("dev")),
                         requires_grad=m.group("rg") == "True", size=size, stride=stride)
     return None
 

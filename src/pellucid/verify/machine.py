@@ -255,9 +255,6 @@ Memo = Dict[int, Tuple[Any, bool]]
 
 def heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
     """Whether the tuple ``t`` holds no list or dict term at any depth (``memo``: see above)."""
-    hit = memo.get(id(t))
-    if hit is not None and hit[0] is t:
-        return hit[1]
     try:
         return _heap_free(t, memo)
     except RecursionError:
