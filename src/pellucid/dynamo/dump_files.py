@@ -127,8 +127,11 @@ class DumpFiles:
                 pid = 0
             if pid and pid != os.getpid() and _alive(pid):
                 return None
-            # Free, or a finished run's file: take the name (stable names across runs).
-            self._write_raw(owner, str(os.getpid()))
+            # Free, or a finished run's file: take the name (stable names across runs).  Written
+            # in place, not by rename: only holders of this lock read owner files, and a torn
+            # write reads as "no owner", which the next claim repairs.
+            with open(owner, "w") as fh:
+                fh.write(str(os.getpid()))
         self._mine.add(name)
         return os.path.join(self.dump_dir, name)
 
