@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.verify.machine import (Memo, MState, Side, Unsupported, can_forget_lists,
                                      escape_lists, forget_lists, gc_lists, go_handler, heap_free,
-                                     known_free, observe, run)
+                                     not_known_free, observe, run)
 from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
 
 KEEP = 2  # distinct states kept per position pair before generalising
@@ -98,7 +98,8 @@ class _Joiner:
         s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
         # (the names in the order of this set, as always: variables are numbered in that order)
         aget, bget = a.vars.get, b.vars.get
-        s.vars = out = {}
+        out: Dict[str, Term] = {}
+        s.vars = out
         for name in set(a.vars) | set(b.vars):
             x = aget(name, UNBOUND)
             y = bget(name, UNBOUND)
@@ -351,6 +352,8 @@ class Explorer:
                 q = p.copy()
                 if eo.bool_result:
                     res: Tuple[Term, ...] = (("b", p.epoch),)
+                elif eo.nres == 1:  # (the commonest: no generator)
+                    res = (("r", p.epoch, 0),)
                 else:
                     res = tuple(("r", p.epoch, i) for i in range(eo.nres))
                 eo.ok(q.o, res)
@@ -358,18 +361,23 @@ class Explorer:
                 work.append(self._after_effect(q, eo, ec))
 
     def _after_effect(self, q: Pair, eo: Any, ec: Any) -> Pair:
-        for side, st, ev in ((self.orig, q.o, eo), (self.cand, q.c, ec)):
-            # The effect's operands, and whatever a closure can read, are user code's now.  (The
-            # observations compared equal, so both programs name the escaped lists alike.)
-            if st.heap:  # (escape_lists changes nothing without known lists)
-                cells = [st.vars.get(name, UNBOUND) for name in sorted(side.cellnames)]
-                escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
+        o, c = q.o, q.c
+        if o.heap or c.heap:
+            for side, st, ev in ((self.orig, o, eo), (self.cand, c, ec)):
+                # The effect's operands, and whatever a closure can read, are user code's now.
+                # (The observations compared equal, so both programs name the escaped lists
+                # alike.)
+                if st.heap:  # (escape_lists changes nothing without known lists)
+                    cells = [st.vars.get(name, UNBOUND) for name in side.sorted_cells]
+                    escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
         q.epoch += 1
-        for side, st in ((self.orig, q.o), (self.cand, q.c)):
-            st.nalloc = 0
-            # User code (a closure) may have rebound any cell.
-            for name in side.cellnames:
-                st.vars[name] = ("cellv", name, q.epoch)
+        o.nalloc = 0
+        c.nalloc = 0
+        # User code (a closure) may have rebound any cell.
+        for side, st in ((self.orig, o), (self.cand, c)):
+            if side.cellnames:
+                for name in side.cellnames:
+                    st.vars[name] = ("cellv", name, q.epoch)
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:
@@ -407,9 +415,8 @@ class Explorer:
         if eo.observe:
             terms.extend(ov.values())
         memo = self.memo
-        if known_free(terms, memo):  # (most often; at C speed)
-            return True
-        return all(heap_free(t, memo) for t in terms if type(t) is tuple)
+        # (only the terms not known free already are looked into: most are, see heap_free)
+        return all(heap_free(t, memo) for t in not_known_free(terms, memo) if type(t) is tuple)
 
     def _compare_slow(self, p: Pair, eo: Any, ec: Any) -> None:
         # Lists are compared by contents, and by aliasing among everything observed here.

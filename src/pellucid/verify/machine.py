@@ -18,7 +18,7 @@ import dis
 import sys
 import types
 from itertools import compress
-from operator import is_, is_not
+from operator import is_not
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pellucid.bytecode.instruction import Instr
@@ -123,8 +123,8 @@ class Side:
         self.instrs = normalize(code)
         self.code_keys = code_keys
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
+        self.sorted_cells = sorted(self.cellnames)
         self.gen_start = _starts_with_gen_start(code)
-        self.const_terms: Dict[int, Term] = {}  # instruction index -> its LOAD_CONST's term
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
         shadowed = set(code.co_varnames) & set(code.co_freevars)
@@ -255,14 +255,8 @@ def _is_heap_object(t: Any) -> bool:
 # is the term itself, that of a term with some is the 1-tuple ``(term,)``.  Each entry keeps its
 # term alive, so no other object can get that id while the entry exists: ``memo.get(id(t)) is t``
 # says "known free", any other entry "known not free".  (The first test needs no Python code per
-# term: ``known_free`` runs it over many terms at C speed.)
+# term: ``not_known_free`` runs it over many terms at C speed.)
 Memo = Dict[int, Any]
-
-
-def known_free(terms: Iterable[Any], memo: Memo) -> bool:
-    """Whether every one of ``terms`` (a list, tuple or view: iterated twice) is known to hold
-    no list (False: not known; non-tuples are never known)."""
-    return all(map(is_, map(memo.get, map(id, terms)), terms))
 
 
 def not_known_free(terms: Iterable[Any], memo: Memo) -> List[Any]:
@@ -860,12 +854,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
             return _load_var(st, ins, arg, facts, "local")
         stack.append(v)  # (certainly bound: what _load_var does then)
     elif op == "LOAD_CONST":
-        # (the term of one instruction's constant, made once per check)
-        consts = side.const_terms
-        t = consts.get(st.pc)
-        if t is None:
-            t = consts[st.pc] = const_term(arg, side.code_keys)
-        stack.append(t)
+        stack.append(const_term(arg, side.code_keys))
     elif op == "STORE_FAST" or op == "STORE_DEREF":
         if not stack:
             raise Unsupported("stack underflow")
@@ -1103,7 +1092,7 @@ def _call_parts(stack_items: List[Term], null_slot: bool) -> Tuple[Term, List[Te
     if not null_slot:
         return stack_items[0], list(stack_items[1:])
     a, b = stack_items[0], stack_items[1]
-    if any(t[0] == "v" and t[1] < 0 for t in (a, b)):  # generalised from a NULL slot
+    if (a[0] == "v" and a[1] < 0) or (b[0] == "v" and b[1] < 0):  # generalised from a NULL slot
         raise Unsupported("a call slot may hold NULL")
     rest = list(stack_items[2:])
     if a == NULL:
