@@ -15,8 +15,9 @@ the generalisation, which converges for the loops compilers produce.
 """
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.verify.machine import (Memo, MState, Side, Unsupported, escape_lists, forget_lists,
-                                     gc_lists, go_handler, heap_free, observe, run)
+from pellucid.verify.machine import (Memo, MState, Side, Unsupported, can_forget_lists,
+                                     escape_lists, forget_lists, gc_lists, go_handler, heap_free,
+                                     not_known_free, observe, run)
 from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
 
 KEEP = 2  # distinct states kept per position pair before generalising
@@ -31,10 +32,13 @@ class TooLarge(Exception):
 
 
 class Pair:
-    __slots__ = ("o", "c", "facts", "epoch")
+    __slots__ = ("o", "c", "facts", "epoch", "names")
 
     def __init__(self, o: MState, c: MState, facts: Dict[Term, bool], epoch: int) -> None:
         self.o, self.c, self.facts, self.epoch = o, c, facts, epoch
+        # The variable names of ``o`` and of ``c``, sorted, once ``instance`` needed them (only
+        # for a kept pair: those are never changed).
+        self.names: Optional[Tuple[List[str], List[str]]] = None
 
     def copy(self) -> "Pair":
         return Pair(self.o.copy(), self.c.copy(), dict(self.facts), self.epoch)
@@ -79,42 +83,53 @@ class _Joiner:
         return v
 
     def state(self, a: MState, b: MState) -> MState:
+        """The generalisation of ``a`` and ``b``, without known lists (see ``join``)."""
         if len(a.stack) != len(b.stack) or len(a.ehstack) != len(b.ehstack):
             raise Unsupported("states reaching one position differ in shape (stack height %d vs %d)"
                               % (len(a.stack), len(b.stack)))
-        s = a.copy()
+        term = self.term
+        s = MState.__new__(MState)
+        s.pc = a.pc
+        s.unwinding = a.unwinding
+        s.heap = {}
         # Later allocations must not reuse an identity either state already holds.
         s.nalloc = max(a.nalloc, b.nalloc)
-        s.stack = [self.term(x, y) for x, y in zip(a.stack, b.stack)]
-        s.vars = {}
+        # (most terms are the same object in both states: no call for those)
+        s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
+        # (the names in the order of this set, as always: variables are numbered in that order)
+        aget, bget = a.vars.get, b.vars.get
+        out: Dict[str, Term] = {}
+        s.vars = out
         for name in set(a.vars) | set(b.vars):
-            t = self.term(a.vars.get(name, UNBOUND), b.vars.get(name, UNBOUND))
-            if t != UNBOUND:
-                s.vars[name] = t
-        s.excinfo = self.term(a.excinfo, b.excinfo)
+            x = aget(name, UNBOUND)
+            y = bget(name, UNBOUND)
+            if x is not y:
+                x = term(x, y)
+            if x != UNBOUND:
+                out[name] = x
+        s.excinfo = term(a.excinfo, b.excinfo)
         eh = []
         for (la, ta), (lb, tb) in zip(a.ehstack, b.ehstack):
             if la != lb:
                 raise Unsupported("handler blocks differ at a loop")
-            eh.append((la, self.term(ta, tb)))
+            eh.append((la, term(ta, tb)))
         s.ehstack = eh
-        s.truths = {k: v for k, v in a.truths.items() if b.truths.get(k) == v}
+        bt = b.truths
+        s.truths = {k: v for k, v in a.truths.items() if bt.get(k) == v}
         return s
 
 
-def _forgotten(p: Pair, memo: Memo) -> Pair:
-    if not p.o.heap and not p.c.heap:
-        # Nothing to forget (forget_lists would change nothing), and ``join`` only reads it.
-        return p
-    q = p.copy()
-    if not forget_lists(q.o, q.c, memo):
+def _forgettable(p: Pair, memo: Memo) -> None:
+    """Raise unless the known lists of ``p`` can be forgotten (``forget_lists``)."""
+    if (p.o.heap or p.c.heap) and not can_forget_lists(p.o, p.c, memo):
         raise Unsupported("lists being built reach a loop with different contents")
-    return q
 
 
 def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
-    # Known list contents would grow at each iteration: the joined state has none.
-    a, b = _forgotten(a, memo), _forgotten(b, memo)
+    # Known list contents would grow at each iteration: the joined state has none.  (So the
+    # states are only checked to allow that, not copied to forget them.)
+    _forgettable(a, memo)
+    _forgettable(b, memo)
     j = _Joiner(counter)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
@@ -142,7 +157,11 @@ def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
     return p == t
 
 
-def _var_free(p: Any, memo: Memo) -> bool:
+# id(term) -> (term, whether it holds no generalisation variable); see ``_var_free``
+VarMemo = Dict[int, Tuple[Any, bool]]
+
+
+def _var_free(p: Any, memo: VarMemo) -> bool:
     """Whether the tuple ``p`` holds no generalisation variable (``_is_var``) at any depth,
     remembered by term object as ``machine.heap_free`` does (``memo`` holds each term alive)."""
     hit = memo.get(id(p))
@@ -176,23 +195,39 @@ def _heap_items(s: MState) -> Tuple[Any, ...]:
     return tuple(sorted(s.heap.items(), key=repr))
 
 
-def instance(general: Pair, p: Pair, memo: Memo, varmemo: Memo) -> bool:
-    """Whether every concrete run ``p`` stands for is covered by ``general``."""
+def _names(g: MState, s: MState, general: Pair, i: int) -> List[str]:
+    """The variable names of either state, sorted.  When ``s`` has the same names as ``g`` (most
+    often) they are sorted once per kept pair ``general`` (see ``Pair.names``)."""
+    if g.vars.keys() != s.vars.keys():
+        return sorted(set(g.vars) | set(s.vars))
+    names = general.names
+    if names is None:
+        names = general.names = (sorted(general.o.vars), sorted(general.c.vars))
+    return names[i]
+
+
+def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = False) -> bool:
+    """Whether every concrete run ``p`` stands for is covered by ``general`` (``kept``: by a
+    caller that never changes ``general``, see ``Pair.names``)."""
     # The parts of the states that collecting or forgetting lists cannot change are matched
     # first (gc_lists and forget_lists only change ``heap``): matching one pattern against one
     # term with one substitution gives the same answer in any order (a variable's first
     # occurrence binds it, every other must be equal to the same term), so matching them
     # before the heaps, with the substitution carried on, answers as matching all at once;
     # and most kept states fail here, before any copy or walk.
-    names_o = sorted(set(general.o.vars) | set(p.o.vars))
-    names_c = sorted(set(general.c.vars) | set(p.c.vars))
+    if not kept:
+        names_o = sorted(set(general.o.vars) | set(p.o.vars))
+        names_c = sorted(set(general.c.vars) | set(p.c.vars))
+    else:
+        names_o = _names(general.o, p.o, general, 0)
+        names_c = _names(general.c, p.c, general, 1)
     # A quick rejection first, where kept states usually differ: a variable's pattern without
     # generalisation variables matches only an equal term (``_match`` compares such a pattern
     # item by item), so a variable whose term is not that one already decides.
     try:
-        for g, s, names in ((general.o, p.o, names_o), (general.c, p.c, names_c)):
+        for g, s, ns in ((general.o, p.o, names_o), (general.c, p.c, names_c)):
             gv, sv = g.vars, s.vars
-            for n in names:
+            for n in ns:
                 a = gv.get(n, UNBOUND)
                 b = sv.get(n, UNBOUND)
                 if a is not b and a != b and _var_free(a, varmemo):
@@ -236,7 +271,7 @@ class Explorer:
         self.paths = 0
         self.effects = 0
         self.memo: Memo = {}  # see machine.heap_free
-        self.varmemo: Memo = {}  # see _var_free
+        self.varmemo: VarMemo = {}  # see _var_free
 
     def explore(self) -> None:
         start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
@@ -253,7 +288,12 @@ class Explorer:
                 # decision on its result): each is its own position.
                 key = (p.o.pc, p.c.pc, eo.key[0], ec.key[0])
                 kept = seen.setdefault(key, [])
-                if any(instance(g, p, self.memo, self.varmemo) for g in kept):
+                covered = False
+                for g in kept:
+                    if instance(g, p, self.memo, self.varmemo, True):
+                        covered = True
+                        break
+                if covered:
                     continue
                 if len(kept) >= KEEP:
                     g = join(kept[-1], p, self.varcount, self.memo)
@@ -312,6 +352,8 @@ class Explorer:
                 q = p.copy()
                 if eo.bool_result:
                     res: Tuple[Term, ...] = (("b", p.epoch),)
+                elif eo.nres == 1:  # (the commonest: no generator)
+                    res = (("r", p.epoch, 0),)
                 else:
                     res = tuple(("r", p.epoch, i) for i in range(eo.nres))
                 eo.ok(q.o, res)
@@ -319,18 +361,23 @@ class Explorer:
                 work.append(self._after_effect(q, eo, ec))
 
     def _after_effect(self, q: Pair, eo: Any, ec: Any) -> Pair:
-        for side, st, ev in ((self.orig, q.o, eo), (self.cand, q.c, ec)):
-            # The effect's operands, and whatever a closure can read, are user code's now.  (The
-            # observations compared equal, so both programs name the escaped lists alike.)
-            if st.heap:  # (escape_lists changes nothing without known lists)
-                cells = [st.vars.get(name, UNBOUND) for name in sorted(side.cellnames)]
-                escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
+        o, c = q.o, q.c
+        if o.heap or c.heap:
+            for side, st, ev in ((self.orig, o, eo), (self.cand, c, ec)):
+                # The effect's operands, and whatever a closure can read, are user code's now.
+                # (The observations compared equal, so both programs name the escaped lists
+                # alike.)
+                if st.heap:  # (escape_lists changes nothing without known lists)
+                    cells = [st.vars.get(name, UNBOUND) for name in side.sorted_cells]
+                    escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
         q.epoch += 1
-        for side, st in ((self.orig, q.o), (self.cand, q.c)):
-            st.nalloc = 0
-            # User code (a closure) may have rebound any cell.
-            for name in side.cellnames:
-                st.vars[name] = ("cellv", name, q.epoch)
+        o.nalloc = 0
+        c.nalloc = 0
+        # User code (a closure) may have rebound any cell.
+        for side, st in ((self.orig, o), (self.cand, c)):
+            if side.cellnames:
+                for name in side.cellnames:
+                    st.vars[name] = ("cellv", name, q.epoch)
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:
@@ -350,7 +397,6 @@ class Explorer:
                 (eo.exhausted is None) != (ec.exhausted is None) and eo.key[0] != "next"):
             return False
         ov = p.o.vars
-        terms: List[Any] = [eo.key]
         if eo.observe:
             cv = p.c.vars
             obs = self.observable_set
@@ -360,14 +406,17 @@ class Explorer:
             if not (ov.items() <= cv.items() and ov.keys() <= obs
                     and len(cv.keys() & obs) == len(ov)):
                 return False
-            terms.extend(ov.values())
         # The observed terms are equal; what is observed of them is a function of the terms and
         # the heap, and a term without list or dict terms is observed as it is whatever the heap.
         ho, hc = p.o.heap, p.c.heap
         if ho == hc:
             return True
+        terms: List[Any] = [eo.key]
+        if eo.observe:
+            terms.extend(ov.values())
         memo = self.memo
-        return all(heap_free(t, memo) for t in terms if type(t) is tuple)
+        # (only the terms not known free already are looked into: most are, see heap_free)
+        return all(heap_free(t, memo) for t in not_known_free(terms, memo) if type(t) is tuple)
 
     def _compare_slow(self, p: Pair, eo: Any, ec: Any) -> None:
         # Lists are compared by contents, and by aliasing among everything observed here.

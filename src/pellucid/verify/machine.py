@@ -17,7 +17,9 @@ from __future__ import annotations
 import dis
 import sys
 import types
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from itertools import compress
+from operator import is_not
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
@@ -121,6 +123,7 @@ class Side:
         self.instrs = normalize(code)
         self.code_keys = code_keys
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
+        self.sorted_cells = sorted(self.cellnames)
         self.gen_start = _starts_with_gen_start(code)
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
@@ -248,9 +251,17 @@ def _is_heap_object(t: Any) -> bool:
 # Terms are immutable and shared: a variable's term is the same object at every later event of a
 # path, and in every state copied from it.  So whether a term holds any list or dict term at all
 # (then no heap can change what is observed of it, and no list is reachable through it) is
-# remembered per term object, for one check.  Keyed by ``id``; each entry keeps its term alive, so
-# no other object can get that id while the entry exists.
-Memo = Dict[int, Tuple[Any, bool]]
+# remembered per term object, for one check.  Keyed by ``id``: the entry of a term without lists
+# is the term itself, that of a term with some is the 1-tuple ``(term,)``.  Each entry keeps its
+# term alive, so no other object can get that id while the entry exists: ``memo.get(id(t)) is t``
+# says "known free", any other entry "known not free".  (The first test needs no Python code per
+# term: ``not_known_free`` runs it over many terms at C speed.)
+Memo = Dict[int, Any]
+
+
+def not_known_free(terms: Iterable[Any], memo: Memo) -> List[Any]:
+    """The items of ``terms`` (iterated twice) not known to hold no list, in order."""
+    return list(compress(terms, map(is_not, map(memo.get, map(id, terms)), terms)))
 
 
 def heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
@@ -262,34 +273,40 @@ def heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
 
 
 def _heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
-    hit = memo.get(id(t))
-    if hit is not None and hit[0] is t:
-        return hit[1]
+    get = memo.get
+    hit = get(id(t))
+    if hit is not None:
+        return hit is t
     free = True
     if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t), as _walk and observe
         free = False
     else:
-        get = memo.get
         for x in t:
             if type(x) is tuple:
                 hit = get(id(x))  # (the memo looked up here first: most items are known)
-                if hit is not None and hit[0] is x:
-                    if hit[1]:
+                if hit is not None:
+                    if hit is x:
                         continue
                     free = False
                     break
                 if not _heap_free(x, memo):
                     free = False
                     break
-    memo[id(t)] = (t, free)
+    memo[id(t)] = t if free else (t,)
     return free
 
 
-def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: set,
+def _walk(roots: Iterable[Any], heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: set,
           memo: Optional[Memo] = None) -> None:
     # Depth first, parents before children, left to right, with an explicit stack: terms are
-    # large and this runs at every effect, so no call per sub-term.
-    todo = [term]
+    # large and this runs at every effect, so no call per sub-term (nor per root: the roots --
+    # a list, tuple or view -- are walked one after the other, as if the items of one tuple).
+    if memo is not None:
+        # (the roots already known to hold no list are dropped at once: most of a state's are)
+        todo = not_known_free(roots, memo)
+    else:
+        todo = list(roots)
+    todo.reverse()
     pop, push = todo.pop, todo.extend
     while todo:
         t = pop()
@@ -297,10 +314,10 @@ def _walk(term: Any, heap: Dict[Term, Tuple[Term, ...]], out: List[Term], seen: 
             continue
         if memo is not None:
             hit = memo.get(id(t))  # (heap_free, inlined: this is hot)
-            if hit is None or hit[0] is not t:
+            if hit is None:
                 if heap_free(t, memo):
                     continue  # nothing below adds to ``out`` or ``seen``
-            elif hit[1]:
+            elif hit is t:
                 continue
         if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
             if t in seen:
@@ -318,15 +335,35 @@ def reachable_lists(roots: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
                     memo: Optional[Memo] = None) -> List[Term]:
     """List terms reachable from ``roots`` (through known contents), in first-seen order."""
     out: List[Term] = []
-    seen: set = set()
-    for r in roots:
-        _walk(r, heap, out, seen, memo)
+    _walk(roots, heap, out, set(), memo)
     return out
 
 
-def state_roots(st: MState) -> List[Any]:
-    return [tuple(st.stack), tuple(st.vars.values()), st.excinfo, tuple(st.ehstack),
-            tuple(st.truths.items()), st.unwinding]
+def state_roots(st: MState) -> List[Iterable[Any]]:
+    """Everything in ``st`` that can refer to a list, in groups (each walked as its terms in
+    order: walking a tuple of them would find the same lists).  (The truths' keys and values
+    are two groups: a walk of their pairs would meet a new tuple per pair, unknown to the memo;
+    only the set of lists found matters to the callers, not their order.)"""
+    return [st.stack, st.vars.values(), (st.excinfo,), st.ehstack, st.truths.keys(),
+            st.truths.values(), (st.unwinding,)]
+
+
+def _state_lists(st: MState, memo: Optional[Memo], early: bool = True
+                 ) -> Tuple[Any, set, List[Iterable[Any]]]:
+    """The known lists of ``st`` its state refers to (what ``gc_lists`` keeps), the list terms
+    found, and the groups of ``state_roots`` not walked: a walk stops ``early`` once every known
+    list is found (the rest of the state cannot add a live one); walking the rest into the same
+    set completes it to every list term the state reaches."""
+    heap = st.heap
+    keys = heap.keys()
+    out: List[Term] = []
+    seen: set = set()
+    parts = state_roots(st)
+    for i, part in enumerate(parts):
+        _walk(part, heap, out, seen, memo)
+        if early and keys <= seen:
+            return keys, seen, parts[i + 1:]
+    return keys & seen, seen, []
 
 
 def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
@@ -357,24 +394,33 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
     return tuple([snap(t) if type(t) is tuple and not heap_free(t, memo) else t for t in terms])
 
 
-def rename_lists(st: MState, mapping: Dict[Term, Term]) -> None:
+def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = None) -> None:
     """Rename list terms everywhere in ``st`` (an injective renaming: alpha conversion)."""
     if not mapping:
         return
 
+    get = (memo if memo is not None else {}).get
+
     def ren(t: Any) -> Any:
         if type(t) is not tuple:
             return t
+        # (a term without lists is kept as it is: rebuilding it would give an equal term; the
+        # memo is looked up here first, most terms are known)
+        h = get(id(t))
+        if h is t:
+            return t
+        if h is None and memo is not None and heap_free(t, memo):
+            return t
         if _is_heap_object(t):
             return mapping.get(t, t)
-        return tuple(ren(x) for x in t)
+        return tuple([ren(x) for x in t])
 
     st.stack = [ren(t) for t in st.stack]
     st.vars = {k: ren(v) for k, v in st.vars.items()}
     st.excinfo = ren(st.excinfo)
     st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
     st.truths = {ren(k): ren(v) for k, v in st.truths.items()}
-    st.heap = {ren(k): tuple(ren(x) for x in v) for k, v in st.heap.items()}
+    st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
     if st.unwinding is not None:
         st.unwinding = ren(st.unwinding)
 
@@ -390,7 +436,7 @@ def escape_lists(st: MState, roots: Sequence[Any], epoch: int,
         if t in st.heap:
             mapping[t] = (t[0], epoch, -1 - len(mapping))
     if mapping:
-        rename_lists(st, mapping)
+        rename_lists(st, mapping, memo)
         for t in mapping.values():
             del st.heap[t]
 
@@ -400,35 +446,52 @@ def gc_lists(st: MState, memo: Optional[Memo] = None) -> None:
     heap = st.heap
     if not heap:
         return
-    out: List[Term] = []
-    seen: set = set()
-    for r in state_roots(st):
-        _walk(r, heap, out, seen, memo)
-        if heap.keys() <= seen:
-            return  # every known list is live: the rest of the state cannot change that
-    for t in [t for t in heap if t not in seen]:
-        del heap[t]
+    live = _state_lists(st, memo)[0]
+    if len(live) < len(heap):
+        for t in [t for t in heap if t not in live]:
+            del heap[t]
+
+
+def can_forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
+    """Whether ``forget_lists`` would succeed, changing neither state (a join only needs the
+    answer: its generalised state has no known lists whatever they were)."""
+    if not o.heap and not c.heap:
+        return True
+    # (what is left of each heap after ``gc_lists``, without removing anything)
+    live_o, seen_o, rest_o = _state_lists(o, memo)
+    live_c, seen_c, rest_c = _state_lists(c, memo)
+    if not live_o and not live_c:
+        return True  # nothing known on either side (the checks below find nothing)
+    ho, hc = o.heap, c.heap
+    for t in live_o & live_c:
+        if ho[t] != hc[t]:
+            return False
+    # A list known on one side only must not be reachable (already opaque) on the other.  (The
+    # walk reaches only live lists, so it finds the same with the whole heap as with the live.)
+    for one, other, other_live, other_seen, rest in ((live_o, c, live_c, seen_c, rest_c),
+                                                     (live_c, o, live_o, seen_o, rest_o)):
+        only = one - other_live
+        if only:
+            out: List[Term] = []
+            for part in rest:  # (the walk goes on where it stopped)
+                _walk(part, other.heap, out, other_seen, memo)
+            if not only.isdisjoint(other_seen):
+                return False
+    return True
 
 
 def forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
     """Make every known list of both programs opaque (at a loop, where contents would grow
     without bound).  Sound only when each list reachable in both programs has the same contents
-    in both -- it is afterwards assumed to -- so this returns False when that is not so."""
+    in both -- it is afterwards assumed to -- so this returns False when that is not so (and
+    then only the lists nothing refers to are dropped, as ``gc_lists`` does)."""
+    if can_forget_lists(o, c, memo):
+        o.heap = {}
+        c.heap = {}
+        return True
     gc_lists(o, memo)
     gc_lists(c, memo)
-    if not o.heap and not c.heap:
-        return True  # nothing known on either side (the checks below find nothing)
-    for t in o.heap.keys() & c.heap.keys():
-        if o.heap[t] != c.heap[t]:
-            return False
-    # A list known on one side only must not be reachable (already opaque) on the other.
-    for one, other in ((o, c), (c, o)):
-        only = one.heap.keys() - other.heap.keys()
-        if only and not only.isdisjoint(reachable_lists(state_roots(other), other.heap, memo)):
-            return False
-    o.heap = {}
-    c.heap = {}
-    return True
+    return False
 
 
 def _seq_items(t: Term, heap: Dict[Term, Tuple[Term, ...]]) -> Optional[Tuple[Term, ...]]:
@@ -591,19 +654,22 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
     """Execute pure instructions from ``st.pc`` and return the next event (``st`` is updated up to
     the event's instruction, which is left unexecuted: an event can be produced again)."""
     instrs = side.instrs
+    n = len(instrs)
     steps = 0
+    # (``counter`` counts every step; it is read only after an event, so it is added to once)
     while True:
         if st.unwinding is not None:
+            counter[0] += steps
             return Event("unwind", ("unwind", st.unwinding), None, can_raise=False)
-        if not 0 <= st.pc < len(instrs):
+        pc = st.pc
+        if not 0 <= pc < n:
             raise Unsupported("execution falls off the end of %s" % side.code.co_name)
         steps += 1
-        counter[0] += 1
         if steps > MAX_PURE_STEPS:
             raise Unsupported("no observable event within %d steps (endless pure loop?)" % steps)
-        ins = instrs[st.pc]
-        ev = _step(side, st, ins, facts, epoch)
+        ev = _step(side, st, instrs[pc], facts, epoch)
         if ev is not None:
+            counter[0] += steps
             return ev
 
 
@@ -753,24 +819,83 @@ _FOLD_COMPARE = {
 }
 
 
+# Kinds of the terms a variable may hold unbound (``maybe_unbound``), and UNBOUND's.
+_UNSURE_KINDS = frozenset({"v", "cellv", "unbound"})
+
+# Every op ``_step`` tests for below: any other goes straight to ``_list_step`` and
+# ``_effect_op``, as it would after failing every test (most effects are such ops).
+_STEP_OPS = frozenset({
+    "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_AND_CLEAR", "STORE_FAST", "STORE_DEREF",
+    "DELETE_FAST", "LOAD_DEREF", "DELETE_DEREF", "LOAD_CLOSURE", "POP_TOP", "PUSH_NULL", "COPY",
+    "SWAP", "ROT", "JUMP", "BUILD_TUPLE", "BUILD_LIST", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
+    "BUILD_SLICE", "BUILD_STRING", "LOAD_ASSERTION_ERROR", "STOPITERATION_ERROR",
+    "ASYNC_GEN_WRAP", "UNPACK_SEQUENCE", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME",
+    "LOAD_ATTR", "CHECK_EXC_MATCH", "EXC_MATCH2", "LOAD_GLOBAL", "PUSH_EXC_INFO", "POP_EXCEPT",
+    "RERAISE", "RAISE_VARARGS", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP",
+    "JUMP_IF_TRUE_OR_POP", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "RETURN_VALUE",
+    "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP", "END_SEND"})
+
+
 def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
     op = ins.op
+    if op not in _STEP_OPS:
+        ev = _list_step(side, st, ins, epoch)
+        if ev is not False:
+            return ev  # type: ignore[no-any-return]
+        return _effect_op(side, st, ins, epoch, facts)
     arg = ins.arg
     stack = st.stack
 
-    # ---- pure stack and variable operations
-    if op == "LOAD_CONST":
+    # ---- pure stack and variable operations (each op is tested by one branch, or by several
+    # in a row: their order among different ops does not matter, the commonest come first)
+    if op == "LOAD_FAST":
+        v = st.vars.get(arg)
+        if v is None or v[0] in _UNSURE_KINDS:
+            return _load_var(st, ins, arg, facts, "local")
+        stack.append(v)  # (certainly bound: what _load_var does then)
+    elif op == "LOAD_CONST":
         stack.append(const_term(arg, side.code_keys))
-    elif op == "LOAD_FAST":
-        return _load_var(st, ins, arg, facts, "local")
-    elif op == "LOAD_FAST_AND_CLEAR":
-        stack.append(st.vars.pop(arg, NULL))
-    elif op in ("STORE_FAST", "STORE_DEREF"):
-        v = _pop(st, 1)[0]
+    elif op == "STORE_FAST" or op == "STORE_DEREF":
+        if not stack:
+            raise Unsupported("stack underflow")
+        v = stack.pop()
         if v == NULL:
             st.vars.pop(arg, None)
         else:
             st.vars[arg] = v
+    elif op == "POP_TOP":
+        if not stack:
+            raise Unsupported("stack underflow")
+        stack.pop()
+    elif op == "PUSH_NULL":
+        stack.append(NULL)
+    elif op == "LOAD_GLOBAL":
+        if arg.startswith(CONST_PREFIX) and arg in side.bindings:
+            # recompile binds constants without a literal form under reserved global names.
+            stack.append(const_term(side.bindings[arg], side.code_keys))
+        else:
+            term = ("g", arg, epoch)
+            known = facts.get(("bound", term))
+            if known is None:
+                return _decide(("bound", term), ins)
+            if not known:
+                return _raise_only(ins, ("unbound global", arg))
+            stack.append(term)
+    elif op == "LOAD_ATTR":
+        if stack and stack[-1] == BUILTINS_MODULE:
+            stack[-1] = ("builtin", arg)
+        else:
+            # (what the last branch below does for it)
+            ev = _list_step(side, st, ins, epoch)
+            if ev is not False:
+                return ev  # type: ignore[no-any-return]
+            return _effect_op(side, st, ins, epoch, facts)
+    elif op == "COPY":
+        if len(stack) < arg:
+            raise Unsupported("stack underflow")
+        stack.append(stack[-arg])
+    elif op == "LOAD_FAST_AND_CLEAR":
+        stack.append(st.vars.pop(arg, NULL))
     elif op == "DELETE_FAST":
         return _delete_var(st, ins, arg, facts, "local")
     elif op == "LOAD_DEREF":
@@ -779,14 +904,6 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         return _delete_var(st, ins, arg, facts, "free")
     elif op == "LOAD_CLOSURE":
         stack.append(("cellref", arg))
-    elif op == "POP_TOP":
-        _pop(st, 1)
-    elif op == "PUSH_NULL":
-        stack.append(NULL)
-    elif op == "COPY":
-        if len(stack) < arg:
-            raise Unsupported("stack underflow")
-        stack.append(stack[-arg])
     elif op == "SWAP":
         if len(stack) < arg:
             raise Unsupported("stack underflow")
@@ -836,23 +953,10 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         # so this runs no user code (unless ``builtins.__import__`` itself was replaced).
         _pop(st, 2)
         stack.append(BUILTINS_MODULE)
-    elif op == "LOAD_ATTR" and stack and stack[-1] == BUILTINS_MODULE:
-        stack[-1] = ("builtin", arg)
     elif op in ("CHECK_EXC_MATCH", "EXC_MATCH2") and len(stack) >= 2 and _known_match(stack[-2], stack[-1], facts) is not None:
         val = _known_match(stack[-2], stack[-1], facts)
         _pop(st, 1 if op == "CHECK_EXC_MATCH" else 2)
         stack.append(("const", "bool", val))
-    elif op == "LOAD_GLOBAL" and arg.startswith(CONST_PREFIX) and arg in side.bindings:
-        # recompile binds constants without a literal form under reserved global names.
-        stack.append(const_term(side.bindings[arg], side.code_keys))
-    elif op == "LOAD_GLOBAL":
-        term = ("g", arg, epoch)
-        known = facts.get(("bound", term))
-        if known is None:
-            return _decide(("bound", term), ins)
-        if not known:
-            return _raise_only(ins, ("unbound global", arg))
-        stack.append(term)
 
     # ---- exception state
     elif op == "PUSH_EXC_INFO":
@@ -941,7 +1045,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         if ev is not False:
             return ev  # type: ignore[no-any-return]
         return _effect_op(side, st, ins, epoch, facts)
-    _advance(st)
+    st.pc += 1  # (_advance)
     return None
 
 
@@ -988,7 +1092,7 @@ def _call_parts(stack_items: List[Term], null_slot: bool) -> Tuple[Term, List[Te
     if not null_slot:
         return stack_items[0], list(stack_items[1:])
     a, b = stack_items[0], stack_items[1]
-    if any(t[0] == "v" and t[1] < 0 for t in (a, b)):  # generalised from a NULL slot
+    if (a[0] == "v" and a[1] < 0) or (b[0] == "v" and b[1] < 0):  # generalised from a NULL slot
         raise Unsupported("a call slot may hold NULL")
     rest = list(stack_items[2:])
     if a == NULL:
