@@ -311,16 +311,22 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
         return []
     used: Set[str] = set()
     for ins in raw_instructions(code):
-        if ins.opcode in dis.haslocal or ins.opcode in dis.hasfree:
+        if ins.opcode in _LOCAL_OR_FREE_OPS:
             used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
     bound = _bound_names(body)
     return [n for n in candidates if n in used and n not in bound]
 
 
+# (dis's lists as one set: tested for every instruction of the code)
+_LOCAL_OR_FREE_OPS = frozenset(dis.haslocal) | frozenset(dis.hasfree)
+
 # Node types (exactly these, not subclasses) that bind no name themselves and are no scope.
 _BINDS_NOTHING = frozenset([ast.Attribute, ast.Call, ast.Constant, ast.Load, ast.Subscript, ast.Tuple,
                             ast.List, ast.Assign, ast.Expr, ast.BinOp, ast.UnaryOp, ast.Compare,
                             ast.keyword, ast.Return, ast.If, ast.BoolOp, ast.Slice, ast.Dict])
+
+
+_CONTEXTS = frozenset([ast.Load, ast.Store, ast.Del])
 
 
 def _bound_names(body: List[ast.stmt]) -> Set[str]:
@@ -331,7 +337,15 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
     work: List[ast.AST] = list(body)
     while work:
         node = work.pop()
-        if type(node) in _BINDS_NOTHING:
+        cls = type(node)
+        if cls in _CONTEXTS:
+            continue  # (a third of the nodes: no children, no name)
+        if cls is ast.Name and type(node.ctx) in _CONTEXTS:
+            # (the commonest node: its only child is its context, which binds nothing)
+            if type(node.ctx) is not ast.Load:
+                bound.add(node.id)
+            continue
+        if cls in _BINDS_NOTHING:
             pass  # the common nodes: none of the tests below applies, only their children count
         elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             bound.add(node.id)
