@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.exception_regions import HandlerInfo, handlers_by_offset
 from pellucid.bytecode.instruction import Handler, Instr
+from pellucid.bytecode.raw_reader import READER as _READER
 
 PY = sys.version_info[:2]
 
@@ -75,6 +76,8 @@ def raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
 
 
 def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
+    if _READER is not None:
+        return _READER(code)
     if _LINEAR_READER is not None:
         linestarts = dict(dis.findlinestarts(code))
         raw = _LINEAR_READER(code.co_code, code.co_varnames, code.co_names, code.co_consts,
