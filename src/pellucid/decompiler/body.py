@@ -21,7 +21,7 @@ from pellucid.decompiler.except_star import ExceptStarBuilder
 from pellucid.decompiler.comprehensions import ComprehensionBuilder
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.functions import FunctionBuilder
+from pellucid.decompiler.functions import Decorated, FunctionBuilder, PendingClass
 from pellucid.decompiler.loops import LoopBuilder
 from pellucid.decompiler.match import MatchBuilder
 from pellucid.decompiler.protected import ProtectedBuilder
@@ -295,11 +295,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 raise StructureError("value stored and used at once")
             return ast.NamedExpr(targets[0], super().value(node))
+        if type(node) in _PLAIN_VALUES:
+            return node  # (the common case: none of the tests below or in super().value applies)
         if isinstance(node, M.ExcMatch):
             return node  # consumed by the try builder
         if isinstance(node, M.FunctionStub):
             return self.function_expr(node)
-        from pellucid.decompiler.functions import Decorated, PendingClass
         if isinstance(node, Decorated):
             return ast.Call(node.decorator, [self.value(node.value)], [])
         if isinstance(node, PendingClass):
@@ -460,6 +461,13 @@ def _temp_target(stmt: ast.stmt) -> Optional[str]:
     return None
 
 
+# Stack values (exactly these classes) that are their own expression: no marker, no pending
+# constant, no f-string part or in-place operation (see ``value``).
+_PLAIN_VALUES = frozenset([ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp,
+                           ast.Compare, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.BoolOp,
+                           ast.NamedExpr, ast.Starred, ast.Slice, ast.IfExp, ast.JoinedStr])
+
+
 def _set_own_value(stmt: ast.stmt, value: ast.expr) -> None:
     stmt.value = value  # type: ignore[attr-defined]
 
@@ -482,6 +490,13 @@ def _may_run_code(stmt: ast.AST) -> bool:
 def _never_changes(v: Any) -> bool:
     """Stack values no statement can change or reorder: markers, constants, a comprehension's
     empty accumulator, pellucid's own temporaries."""
+    # (the two commonest stack values first, by exact type: asked for every value on the stack
+    # at every statement, and Dynamo's code keeps dozens there)
+    cls = type(v)
+    if cls is ast.Name:
+        return v.id.startswith("__pellucid")
+    if cls is ast.Constant:
+        return True
     return isinstance(v, (M.Marker, ast.Constant)) or _empty_display(v) or \
         (isinstance(v, ast.Name) and v.id.startswith("__pellucid"))
 

@@ -137,7 +137,8 @@ def first_shared(stmt: ast.AST, stack: List[Any]) -> Optional[Tuple[ast.AST, boo
     says nothing with an effect runs before it in ``stmt`` (so it can be assigned to a
     temporary in a statement of its own just before).
     """
-    if not any(is_copied(n) for n in all_nodes(stmt)):
+    # (``_copied`` tested first: it is rare, and the walk runs for every statement)
+    if not any(getattr(n, "_copied", False) and is_copied(n) for n in all_nodes(stmt)):
         # The common case (every statement is asked): one flat walk answers it, without
         # building the evaluation order (a recursive generator per node).  It sees every node
         # eval_order does (and those of nested scopes besides), so it never misses one.
