@@ -30,7 +30,7 @@ from pellucid.decompiler.stack_machine import (
     same_expr,
 )
 from pellucid.decompiler.structure import Ctx, Structurer
-from pellucid.decompiler.tree_nodes import all_nodes, name_ids
+from pellucid.decompiler.tree_nodes import all_nodes
 
 PY = sys.version_info[:2]
 
@@ -112,10 +112,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
         Returns the stack values replaced by temporaries (id of the old value -> the name).
         """
-        stmt = self.name_shared(out, stmt, stack)
-        stored, runs_code = _writes_and_runs(stmt)
+        stmt, nodes = self._name_shared(out, stmt, stack)
+        stored, runs_code = _writes_and_runs(stmt, nodes)
         # Variables the statement itself names: one whose store is still pending must be bound first.
-        named = name_ids(stmt) if self.pending and not runs_code else set()  # (runs_code saves them all)
+        # (name_ids(stmt), from the nodes at hand; runs_code saves them all)
+        named = set([n.id for n in nodes if isinstance(n, ast.Name)]) if self.pending and not runs_code \
+            else set()
         spill: List[int] = []
         pending = self.pending
         # Entries below the floor belong to an enclosing statement, saved before it began.
@@ -208,10 +210,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         in ``stmt`` or by a value still on the stack), so it is evaluated once: a statement of
         its own when ``stmt`` evaluates it first, else a walrus where ``stmt`` evaluates it.
         Returns ``stmt`` with the other uses renamed; ``stack`` is updated in place."""
+        return self._name_shared(out, stmt, stack)[0]
+
+    def _name_shared(self, out: List[ast.stmt], stmt: ast.stmt,
+                     stack: List[Any]) -> Tuple[ast.stmt, List[ast.AST]]:
+        """:meth:`name_shared`, and :func:`all_nodes` of the statement it returns (``emit``
+        walks it again otherwise)."""
         while True:
-            found = sharing.first_shared(stmt, stack)
+            nodes = all_nodes(stmt)
+            found = sharing.first_shared(stmt, stack, nodes)
             if found is None:
-                return stmt
+                return stmt, nodes
             node, conditional, first = found
             if conditional:
                 raise StructureError("a duplicated value is first used conditionally")
@@ -510,12 +519,12 @@ def _empty_display(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
 
-def _writes_and_runs(stmt: ast.stmt) -> Tuple[Set[str], bool]:
+def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> Tuple[Set[str], bool]:
     """The names ``stmt`` binds or deletes, and :func:`_may_run_code` of it, in one walk (both
-    are asked of every statement emitted)."""
+    are asked of every statement emitted); ``nodes``: :func:`all_nodes` of ``stmt`` if known."""
     names: Set[str] = set()
     runs = False
-    for node in all_nodes(stmt):
+    for node in all_nodes(stmt) if nodes is None else nodes:
         if not isinstance(node, _QUIET_NODES):
             runs = True
         if isinstance(node, ast.Name):

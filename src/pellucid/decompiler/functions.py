@@ -15,7 +15,6 @@ from pellucid.bytecode.normalize import raw_instructions
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.source_lines import at_first_line
-from pellucid.decompiler.tree_nodes import child_nodes
 
 PY = sys.version_info[:2]
 CO_VARARGS = inspect.CO_VARARGS
@@ -335,6 +334,7 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
     source binds them in the comprehension's scope)."""
     bound: Set[str] = set()
     work: List[ast.AST] = list(body)
+    append, extend, ast_type = work.append, work.extend, ast.AST
     while work:
         node = work.pop()
         cls = type(node)
@@ -368,7 +368,13 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
             bound.add(node.name)  # type: ignore[attr-defined]
         elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
             bound.add(node.rest)  # type: ignore[attr-defined]
-        work.extend(child_nodes(node))
+        # (child_nodes inlined: once per node of the body)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                extend([v for v in value if isinstance(v, ast_type)])
+            elif isinstance(value, ast_type):
+                append(value)
     return bound
 
 
