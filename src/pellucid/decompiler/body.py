@@ -130,7 +130,13 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 # and so would the statement if it reads the variable (``u = t``) or writes it.
                 spill.append(k)
                 continue
-            if _never_changes(v):
+            cls = type(v)
+            if cls is ast.Constant:
+                continue  # (_never_changes, inlined for the commonest values)
+            if cls is ast.Name:
+                if v.id.startswith("__pellucid"):
+                    continue  # (_never_changes)
+            elif _never_changes(v):
                 continue
             if isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
                 # A global, builtin or cell read earlier can be rebound by code the statement
