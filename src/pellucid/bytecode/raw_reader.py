@@ -13,7 +13,7 @@ adaptive); where the running Python is not 3.11, or ``dis`` is not shaped as exp
 import dis
 import sys
 import types
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Set, Tuple
 
 # What the argument of an opcode means (3.11's dis, in the order it tests them).
 _NONE, _CONST, _CONST_UNKNOWN, _GLOBAL, _NAME, _JABS, _JREL, _JREL_BACK, _VARNAME, _COMPARE, \
@@ -79,12 +79,13 @@ def _reader_311() -> Optional[Callable[[types.CodeType], List[Any]]]:
     def read(co: types.CodeType) -> List[Any]:
         code = co.co_code
         linestarts = dict(findlinestarts(co))
-        positions = [new(Positions, p) if len(p) == 4 else Positions(*p) for p in co.co_positions()]
+        positions = list(co.co_positions())  # (made Positions only for the instructions kept)
         varname = co._varname_from_oparg  # type: ignore[attr-defined]
         co_names = co.co_names
         co_consts = co.co_consts
         # (_unpack_opargs, once for the labels and the instructions)
-        units = []
+        units: List[Tuple[int, int, Optional[int]]] = []
+        labels: Set[int] = set()
         extended_arg = 0
         skip = 0
         for i in range(0, len(code), 2):
@@ -99,20 +100,18 @@ def _reader_311() -> Optional[Callable[[types.CodeType], List[Any]]]:
                 extended_arg = (arg << 8) if d == extended else 0  # type: ignore[operator]
                 if extended_arg >= overflow:
                     extended_arg -= 2 * overflow
+                # (findlabels, in the same pass)
+                k = label_kind[op]
+                if k == _JREL:
+                    labels.add(i + 2 + arg * 2)  # type: ignore[operator]
+                elif k == _JREL_BACK:
+                    labels.add(i + 2 - arg * 2)  # type: ignore[operator]
+                elif k == _JABS:
+                    labels.add(arg * 2)  # type: ignore[operator]
             else:
                 arg = None
                 extended_arg = 0
             units.append((i, op, arg))
-        labels = set()
-        for offset, op, arg in units:
-            if arg is not None:
-                k = label_kind[op]
-                if k == _JREL:
-                    labels.add(offset + 2 + arg * 2)
-                elif k == _JREL_BACK:
-                    labels.add(offset + 2 - arg * 2)
-                elif k == _JABS:
-                    labels.add(arg * 2)
         out = []
         append = out.append
         n_positions = len(positions)
@@ -162,9 +161,13 @@ def _reader_311() -> Optional[Callable[[types.CodeType], List[Any]]]:
                 elif k == _BINARY_OP:
                     _, argrepr = nb_ops[arg]
             at = offset >> 1
+            if at < n_positions:
+                p = positions[at]
+                position = new(Positions, p) if len(p) == 4 else Positions(*p)
+            else:
+                position = no_position
             append(new(Instruction, (names[op], op, arg, argval, argrepr, offset,
-                                     linestarts.get(offset), offset in labels,
-                                     positions[at] if at < n_positions else no_position)))
+                                     linestarts.get(offset), offset in labels, position)))
         return out
 
     return read

@@ -81,7 +81,7 @@ def eval_order(tree: ast.AST) -> Iterator[Tuple[ast.AST, bool, Tuple[ast.AST, ..
 def contains(tree: Any, target: ast.AST) -> bool:
     if not isinstance(tree, ast.AST):
         return False
-    return any(n is target for n in all_nodes(tree))
+    return target in all_nodes(tree)  # (identity: no node class defines ``__eq__``)
 
 
 def replace_nodes(tree: Any, mapping: Dict[int, ast.AST], memo: Optional[Dict[int, Any]] = None) -> Any:

@@ -176,7 +176,8 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
             return True
         if type(x) in _LEAVES:
             continue  # (no sub-expressions: Dynamo's code keeps dozens of these on the stack)
-        if isinstance(x, ast.expr) and any(n is v for n in all_nodes(x)):
+        # (``in`` is identity here: no node class defines ``__eq__``; it saves a generator)
+        if isinstance(x, ast.expr) and v in all_nodes(x):
             return True
     return False
 
