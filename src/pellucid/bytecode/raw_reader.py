@@ -1,14 +1,17 @@
-"""``dis.get_instructions(code)`` without ``CACHE`` entries, read in one plain loop (3.11).
+"""``dis.get_instructions(code)`` without ``CACHE`` entries, read in two plain loops (3.11).
 
 :func:`pellucid.bytecode.normalize.raw_instructions` reads every code object the decompiler and
 the verifier look at; on a Dynamo function of ~600 instructions ``dis`` spends about a
 millisecond, mostly in generator hops, list membership tests (``op in hasconst``...) per
-instruction and ``Instruction.__new__``.  :func:`read` makes the very same records (equal
+instruction and ``Instruction.__new__``.  :data:`READER` makes the very same records (equal
 ``dis.Instruction`` tuples, field by field, of the same classes) with per-opcode tables
 computed from ``dis``'s own lists at import.  It follows 3.11's ``dis._get_instructions_bytes``
 step by step (``get_instructions`` with its defaults: no ``first_line``, no caches shown, not
-adaptive); where the running Python is not 3.11, or ``dis`` is not shaped as expected,
-:data:`READER` is ``None`` and ``dis`` is used.
+adaptive): one loop unpacks the code units and finds the jump targets (``findlabels``), the
+other makes the records.  Where the running Python is not 3.11, or ``dis`` is not shaped as
+expected, :data:`READER` is ``None`` and ``dis`` is used.  It was checked by comparing its
+records with ``dis``'s over whole libraries; other versions' ``dis`` differ enough (3.12's
+arguments, 3.13's records) to need readers of their own.
 """
 import dis
 import sys
