@@ -49,9 +49,12 @@ def _calls(code: types.CodeType) -> Tuple[Set[str], Set[str]]:
     instrs: List[dis.Instruction] = [i for i in raw_instructions(code)
                                      if i.opname not in ("CACHE", "EXTENDED_ARG", "NOP")]
     for k in range(len(instrs) - 1):
-        load, attr = instrs[k], instrs[k + 1]
+        attr = instrs[k + 1]
+        if attr.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
+            continue  # (first: the cheaper test, and most pairs fail it)
+        load = instrs[k]
         name = _loaded_name(load)
-        if not name or attr.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
+        if not name:
             continue
         if _method_bit(attr):
             method.add(name)

@@ -23,8 +23,10 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.exception_regions import HandlerInfo, handlers_by_offset
 from pellucid.bytecode.instruction import Handler, Instr
+from pellucid.bytecode.raw_reader import READER as _READER
 
 PY = sys.version_info[:2]
+_PY313 = PY >= (3, 13)
 
 
 class CallSpec(tuple):
@@ -75,6 +77,8 @@ def raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
 
 
 def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
+    if _READER is not None:
+        return _READER(code)
     if _LINEAR_READER is not None:
         linestarts = dict(dis.findlinestarts(code))
         raw = _LINEAR_READER(code.co_code, code.co_varnames, code.co_names, code.co_consts,
@@ -384,8 +388,19 @@ def _normalize(code: types.CodeType) -> List[Instr]:
     raw = prepared_raw(code)
     pending_kw: List[tuple] = []
     ins: List[Instr] = []
+    append, extend, consts, kept = ins.append, ins.extend, code.co_consts, _KEPT_AS_IS
     for r in raw:
-        ins.extend(translate(r, pending_kw, code.co_consts))
+        op = r.opname
+        if op in kept:
+            # (translate's first case inlined: most instructions are these)
+            if _PY313:
+                line = r.line_number  # type: ignore[attr-defined]
+            else:
+                line = r.starts_line if isinstance(r.starts_line, int) and r.starts_line is not True \
+                    else None
+            append(Instr(op, r.argval, r.offset, line))
+        else:
+            extend(translate(r, pending_kw, consts))
     if PY >= (3, 11):
         ins = _fold_generator_prologue(ins)
         ins = _fold_send_loops(ins)

@@ -31,9 +31,11 @@ def instruction_positions(code: types.CodeType) -> Dict[int, Position]:
     """
     out: Dict[int, Position] = {}
     if PY >= (3, 11):
-        for unit, (line, end_line, col, end_col) in enumerate(code.co_positions()):
-            if _is_line(line):
-                out[2 * unit] = (line, end_line, col, end_col)  # type: ignore[assignment]
+        for offset, position in zip(range(0, 1 << 62, 2), code.co_positions()):
+            line = position[0]
+            # (_is_line inlined: this runs for every code unit)
+            if isinstance(line, int) and not isinstance(line, bool) and line > 0:
+                out[offset] = position  # type: ignore[assignment]
         return out
     if PY >= (3, 10):
         for start, end, line in code.co_lines():

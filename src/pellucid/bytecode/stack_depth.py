@@ -18,9 +18,8 @@ _NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "R
                              "JUMP_BACKWARD_NO_INTERRUPT", "JUMP"})
 
 
-def _effect(ins: dis.Instruction, jump: bool) -> int:
-    arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
-    return dis.stack_effect(ins.opcode, arg, jump=jump)
+# (dis's lists as one set: tested for every instruction)
+_JUMP_OPS = frozenset(dis.hasjabs) | frozenset(dis.hasjrel)
 
 
 def entry_depths(code: types.CodeType) -> Dict[int, int]:
@@ -50,6 +49,8 @@ def entry_depths(code: types.CodeType) -> Dict[int, int]:
             if e.target in index:
                 work.append((index[e.target], e.depth + 1 + (1 if e.lasti else 0)))
     out: Dict[int, int] = {}
+    have_argument = dis.HAVE_ARGUMENT
+    stack_effect = dis.stack_effect
     while work:
         k, depth = work.pop()
         while k < len(raw):
@@ -57,13 +58,14 @@ def entry_depths(code: types.CodeType) -> Dict[int, int]:
             if r.offset in out:
                 break
             out[r.offset] = depth
-            has_jump = r.opcode in dis.hasjabs or r.opcode in dis.hasjrel
+            op = r.opcode
+            arg = r.arg if op >= have_argument else None  # (what dis.stack_effect takes)
             try:
-                if has_jump and r.argval in index:
-                    work.append((index[r.argval], depth + _effect(r, True)))
+                if op in _JUMP_OPS and r.argval in index:
+                    work.append((index[r.argval], depth + stack_effect(op, arg, jump=True)))
                 if r.opname in _NO_FALLTHROUGH:
                     break
-                depth += _effect(r, False)
+                depth += stack_effect(op, arg, jump=False)
             except ValueError:
                 break  # an opcode dis has no effect for: leave what follows unknown
             k += 1

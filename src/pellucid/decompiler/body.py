@@ -21,7 +21,7 @@ from pellucid.decompiler.except_star import ExceptStarBuilder
 from pellucid.decompiler.comprehensions import ComprehensionBuilder
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.functions import FunctionBuilder
+from pellucid.decompiler.functions import Decorated, FunctionBuilder, PendingClass
 from pellucid.decompiler.loops import LoopBuilder
 from pellucid.decompiler.match import MatchBuilder
 from pellucid.decompiler.protected import ProtectedBuilder
@@ -30,7 +30,7 @@ from pellucid.decompiler.stack_machine import (
     same_expr,
 )
 from pellucid.decompiler.structure import Ctx, Structurer
-from pellucid.decompiler.tree_nodes import all_nodes, name_ids
+from pellucid.decompiler.tree_nodes import all_nodes
 
 PY = sys.version_info[:2]
 
@@ -112,10 +112,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
         Returns the stack values replaced by temporaries (id of the old value -> the name).
         """
-        stmt = self.name_shared(out, stmt, stack)
-        stored, runs_code = _writes_and_runs(stmt)
+        stmt, nodes = self._name_shared(out, stmt, stack)
+        stored, runs_code = _writes_and_runs(stmt, nodes)
         # Variables the statement itself names: one whose store is still pending must be bound first.
-        named = name_ids(stmt) if self.pending and not runs_code else set()  # (runs_code saves them all)
+        # (name_ids(stmt), from the nodes at hand; runs_code saves them all)
+        named = set([n.id for n in nodes if isinstance(n, ast.Name)]) if self.pending and not runs_code \
+            else set()
         spill: List[int] = []
         pending = self.pending
         # Entries below the floor belong to an enclosing statement, saved before it began.
@@ -128,7 +130,13 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 # and so would the statement if it reads the variable (``u = t``) or writes it.
                 spill.append(k)
                 continue
-            if _never_changes(v):
+            cls = type(v)
+            if cls is ast.Constant:
+                continue  # (_never_changes, inlined for the commonest values)
+            if cls is ast.Name:
+                if v.id.startswith("__pellucid"):
+                    continue  # (_never_changes)
+            elif _never_changes(v):
                 continue
             if isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
                 # A global, builtin or cell read earlier can be rebound by code the statement
@@ -208,10 +216,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         in ``stmt`` or by a value still on the stack), so it is evaluated once: a statement of
         its own when ``stmt`` evaluates it first, else a walrus where ``stmt`` evaluates it.
         Returns ``stmt`` with the other uses renamed; ``stack`` is updated in place."""
+        return self._name_shared(out, stmt, stack)[0]
+
+    def _name_shared(self, out: List[ast.stmt], stmt: ast.stmt,
+                     stack: List[Any]) -> Tuple[ast.stmt, List[ast.AST]]:
+        """:meth:`name_shared`, and :func:`all_nodes` of the statement it returns (``emit``
+        walks it again otherwise)."""
         while True:
-            found = sharing.first_shared(stmt, stack)
+            nodes = all_nodes(stmt)
+            found = sharing.first_shared(stmt, stack, nodes)
             if found is None:
-                return stmt
+                return stmt, nodes
             node, conditional, first = found
             if conditional:
                 raise StructureError("a duplicated value is first used conditionally")
@@ -295,11 +310,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 raise StructureError("value stored and used at once")
             return ast.NamedExpr(targets[0], super().value(node))
+        if type(node) in _PLAIN_VALUES:
+            return node  # (the common case: none of the tests below or in super().value applies)
         if isinstance(node, M.ExcMatch):
             return node  # consumed by the try builder
         if isinstance(node, M.FunctionStub):
             return self.function_expr(node)
-        from pellucid.decompiler.functions import Decorated, PendingClass
         if isinstance(node, Decorated):
             return ast.Call(node.decorator, [self.value(node.value)], [])
         if isinstance(node, PendingClass):
@@ -460,6 +476,13 @@ def _temp_target(stmt: ast.stmt) -> Optional[str]:
     return None
 
 
+# Stack values (exactly these classes) that are their own expression: no marker, no pending
+# constant, no f-string part or in-place operation (see ``value``).
+_PLAIN_VALUES = frozenset([ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp, ast.UnaryOp,
+                           ast.Compare, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.BoolOp,
+                           ast.NamedExpr, ast.Starred, ast.Slice, ast.IfExp, ast.JoinedStr])
+
+
 def _set_own_value(stmt: ast.stmt, value: ast.expr) -> None:
     stmt.value = value  # type: ignore[attr-defined]
 
@@ -482,6 +505,13 @@ def _may_run_code(stmt: ast.AST) -> bool:
 def _never_changes(v: Any) -> bool:
     """Stack values no statement can change or reorder: markers, constants, a comprehension's
     empty accumulator, pellucid's own temporaries."""
+    # (the two commonest stack values first, by exact type: asked for every value on the stack
+    # at every statement, and Dynamo's code keeps dozens there)
+    cls = type(v)
+    if cls is ast.Name:
+        return v.id.startswith("__pellucid")
+    if cls is ast.Constant:
+        return True
     return isinstance(v, (M.Marker, ast.Constant)) or _empty_display(v) or \
         (isinstance(v, ast.Name) and v.id.startswith("__pellucid"))
 
@@ -495,12 +525,12 @@ def _empty_display(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
 
-def _writes_and_runs(stmt: ast.stmt) -> Tuple[Set[str], bool]:
+def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> Tuple[Set[str], bool]:
     """The names ``stmt`` binds or deletes, and :func:`_may_run_code` of it, in one walk (both
-    are asked of every statement emitted)."""
+    are asked of every statement emitted); ``nodes``: :func:`all_nodes` of ``stmt`` if known."""
     names: Set[str] = set()
     runs = False
-    for node in all_nodes(stmt):
+    for node in all_nodes(stmt) if nodes is None else nodes:
         if not isinstance(node, _QUIET_NODES):
             runs = True
         if isinstance(node, ast.Name):

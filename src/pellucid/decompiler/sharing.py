@@ -81,7 +81,7 @@ def eval_order(tree: ast.AST) -> Iterator[Tuple[ast.AST, bool, Tuple[ast.AST, ..
 def contains(tree: Any, target: ast.AST) -> bool:
     if not isinstance(tree, ast.AST):
         return False
-    return any(n is target for n in all_nodes(tree))
+    return target in all_nodes(tree)  # (identity: no node class defines ``__eq__``)
 
 
 def replace_nodes(tree: Any, mapping: Dict[int, ast.AST], memo: Optional[Dict[int, Any]] = None) -> Any:
@@ -128,16 +128,20 @@ def replace_in_stack(stack: List[Any], mapping: Dict[int, ast.AST],
             stack[k] = replace_nodes(v, mapping, memo)
 
 
-def first_shared(stmt: ast.AST, stack: List[Any]) -> Optional[Tuple[ast.AST, bool, bool]]:
+def first_shared(stmt: ast.AST, stack: List[Any],
+                 nodes: Optional[List[ast.AST]] = None) -> Optional[Tuple[ast.AST, bool, bool]]:
     """A copied node that ``stmt`` evaluates and that is used again (later in ``stmt`` or by a
     value still on the stack): (node, conditional, evaluated first), or None.
 
     The node is the outermost shared one around the first shared evaluation to complete, so
     giving it a temporary leaves no shared node around its first use.  ``evaluated first``
     says nothing with an effect runs before it in ``stmt`` (so it can be assigned to a
-    temporary in a statement of its own just before).
+    temporary in a statement of its own just before).  ``nodes``: :func:`all_nodes` of
+    ``stmt``, if the caller has it.
     """
-    if not any(is_copied(n) for n in all_nodes(stmt)):
+    # (``_copied`` tested first: it is rare, and the walk runs for every statement)
+    if not any(getattr(n, "_copied", False) and is_copied(n)
+               for n in (all_nodes(stmt) if nodes is None else nodes)):
         # The common case (every statement is asked): one flat walk answers it, without
         # building the evaluation order (a recursive generator per node).  It sees every node
         # eval_order does (and those of nested scopes besides), so it never misses one.

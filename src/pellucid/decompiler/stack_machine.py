@@ -176,7 +176,8 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
             return True
         if type(x) in _LEAVES:
             continue  # (no sub-expressions: Dynamo's code keeps dozens of these on the stack)
-        if isinstance(x, ast.expr) and any(n is v for n in all_nodes(x)):
+        # (``in`` is identity here: no node class defines ``__eq__``; it saves a generator)
+        if isinstance(x, ast.expr) and v in all_nodes(x):
             return True
     return False
 
@@ -232,18 +233,22 @@ class StackMachine:
             raise StructureError("unsupported instruction %s" % op)
         emitted = len(out)
         handler(arg, stack, out, ins)
-        position = self.source_position(ins)
-        # Remember when each value was computed: spilling must keep that order.
+        # (source_position inlined: once per instruction)
+        table = self.__dict__.get("_positions")
+        if table is None:
+            table = self._positions = instruction_positions(self.code)
+        position = table.get(ins.offset)
+        # Remember when each value was computed: spilling must keep that order.  And where each
+        # value and statement came from in the original source: recompiled code keeps those
+        # lines (see pellucid.decompiler.source_lines).  (One loop for both: once per instruction.)
         for v in stack[-2:]:
-            if isinstance(v, ast.expr) and not hasattr(v, "_seq"):
-                self.seq_counter += 1
-                v._seq = self.seq_counter  # type: ignore[attr-defined]
-        # Where each value and statement came from in the original source: recompiled code
-        # keeps those lines (see pellucid.decompiler.source_lines).
-        if position is not None:
-            for v in stack[-2:]:
-                if isinstance(v, ast.expr) and not hasattr(v, "_pos"):
+            if isinstance(v, ast.expr):
+                if not hasattr(v, "_seq"):
+                    self.seq_counter += 1
+                    v._seq = self.seq_counter  # type: ignore[attr-defined]
+                if position is not None and not hasattr(v, "_pos"):
                     v._pos = position  # type: ignore[attr-defined]
+        if position is not None and len(out) > emitted:
             for stmt in out[emitted:]:
                 if not hasattr(stmt, "_pos"):
                     stmt._pos = position  # type: ignore[attr-defined]

@@ -2,10 +2,9 @@
 import ast
 import io
 import sys
-from typing import Any
+from typing import Any, List, Set, Tuple
 
 from pellucid.decompiler import markers as M
-from pellucid.decompiler.tree_nodes import child_nodes
 
 
 _Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
@@ -30,9 +29,6 @@ def unparse(tree: ast.AST) -> str:
     return out.getvalue().strip("\n")
 
 
-#: (location attribute, its place in the inherited location, whether it is an end position)
-_LOCATION = (("lineno", 0, False), ("col_offset", 1, False), ("end_lineno", 2, True),
-             ("end_col_offset", 3, True))
 _END_IF_NONE = sys.version_info >= (3, 9)  # 3.8's fix_missing_locations keeps an end set to None
 
 
@@ -44,29 +40,66 @@ def _check_and_locate(tree: ast.AST) -> None:
     millisecond, and ``fix_missing_locations`` recurses through generators.  The walk is
     depth-first in field order like ``fix_missing_locations``, so a node reached twice (values
     shared between statements) takes its location from the same parent.
+
+    Fields and locations are read from the node's ``__dict__``: ``ast``'s classes hold their
+    fields and locations there, and the only class-level values they have for them are ``None``
+    defaults (optional fields; 3.9+'s end positions), so ``d.get(name)`` is ``getattr(node,
+    name, None)`` and ``name in d`` is ``hasattr`` for ``lineno``/``col_offset`` (and, on 3.8,
+    which has no such defaults, for the end positions too).  Nodes of other classes are
+    refused before their ``__dict__`` is read.
     """
-    work = [(tree, (1, 0, 1, 0))]
+    work: List[Tuple[ast.AST, Tuple[Any, Any, Any, Any]]] = [(tree, (1, 0, 1, 0))]
     pop, push = work.pop, work.append
     marker = M.Marker
+    checked: Set[type] = set()  # classes already found to be ``ast``'s own (within this call)
+    ast_type = ast.AST
+    end_if_none = _END_IF_NONE
+    contexts = (ast.Load, ast.Store, ast.Del)
+    name_type = ast.Name
     while work:
         node, inherited = pop()
         cls = type(node)
-        # Markers and pseudo statements are ast.AST subclasses defined outside the ast module.
-        if isinstance(node, marker) or cls.__module__ not in ("ast", "_ast"):
-            raise ValueError("internal node left in tree: %r" % (node,))
-        attributes = node._attributes
-        if attributes:
-            location = list(inherited)
-            for name, k, is_end in _LOCATION:
-                if name in attributes:
-                    missing = getattr(node, name, None) is None if is_end and _END_IF_NONE \
-                        else not hasattr(node, name)
-                    if missing:
-                        setattr(node, name, location[k])
-                    else:
-                        location[k] = getattr(node, name)
-            inherited = tuple(location)
-        for child in reversed(child_nodes(node)):
+        if cls in contexts:
+            continue  # (a third of the nodes: no location, no children)
+        if cls not in checked:
+            # Markers and pseudo statements are ast.AST subclasses defined outside the ast module.
+            if isinstance(node, marker) or cls.__module__ not in ("ast", "_ast"):
+                raise ValueError("internal node left in tree: %r" % (node,))
+            checked.add(cls)
+        d = node.__dict__
+        if node._attributes:  # (every located class has all four: lineno, col_offset, ends)
+            if "lineno" in d:
+                l0 = d["lineno"]
+            else:
+                l0 = node.lineno = inherited[0]
+            if "col_offset" in d:
+                l1 = d["col_offset"]
+            else:
+                l1 = node.col_offset = inherited[1]
+            if d.get("end_lineno") is None if end_if_none else "end_lineno" not in d:
+                l2 = node.end_lineno = inherited[2]
+            else:
+                l2 = d["end_lineno"]
+            if d.get("end_col_offset") is None if end_if_none else "end_col_offset" not in d:
+                l3 = node.end_col_offset = inherited[3]
+            else:
+                l3 = d["end_col_offset"]
+            inherited = (l0, l1, l2, l3)
+            if cls is name_type and type(d.get("id")) is str:
+                # (the commonest node; its only child is its context)
+                ctx = d.get("ctx")
+                if isinstance(ctx, ast_type) and type(ctx) not in contexts:
+                    push((ctx, inherited))
+                continue
+        # (child_nodes, reversed, inlined)
+        children: List[ast.AST] = []
+        for name in node._fields:
+            value = d.get(name)
+            if type(value) is list:
+                children.extend([v for v in value if isinstance(v, ast_type)])
+            elif isinstance(value, ast_type):
+                children.append(value)
+        for child in reversed(children):
             push((child, inherited))
 
 
