@@ -3,7 +3,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pellucid.dynamo.comment_scan import UNSURE, comment_start
+from pellucid.dynamo.comment_scan import UNSURE, _scan, comment_start
 from pellucid.dynamo.guard_tree import split_code_part, split_comment_by_tokens
 
 # Pieces of Dynamo's guard text and of what could break a naive scanner.
@@ -34,6 +34,44 @@ def test_scanner_agrees_with_the_tokenizer(text):
     got = _by_scanner(text)
     if got is not None:
         assert got == split_comment_by_tokens(text), text
+
+
+# Pieces of the single-quoted form comment_start reads without _scan, and its edges.
+_PLAIN_PIECES = ["L", "G", "['x']", "'", "#", " ", "(", ")", "[", "]", "{", "}", ".", ",", "0", "1",
+                 "9", "07", "00", "1e5", "0x1f", "1_0", "2j", "0.05", "==", "!=", "!", "\\", "'a#'",
+                 "x1", "_", "a", "é", "\x01", "\x7f", '"', "''", "f'", ", ", "type=<class 'dict'>",
+                 "___check_obj_id(", "-", "<", "@", "$", "'b'", "((", "))", "[0]", "['k']", "[a]",
+                 "[(", "{'a': 1}", "  ", "\t", "x,", "[1, 2]"]
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.lists(st.sampled_from(_PLAIN_PIECES), min_size=1, max_size=16).map("".join))
+@example("___check_obj_id(G['m'].x, 140), type=<class 'module'>  # import m  # t.py:1 in f")
+@example("L['a'] == 0  # c")
+@example("x['a']'b' # c")
+@example("f(0)] # c")
+@example("f(g(h(i(j(k(l(m(x)))))))) # c")
+@example("f(a, b  # c")
+@example("x[(a)] # c")
+@example("([)] # c")
+@example("L" + "['a']._m[0].x" * 40 + " == 1e-05  # c")  # (one way to read it: no blow-up)
+@example("f(" * 5 + "L['a'], " * 40 + "07 # c")
+def test_the_plain_form_is_read_as_the_sure_tokens_read_it(text):
+    if text[0] == " " or "\x00" in text:
+        return  # (comment_start answers these before either way)
+    assert comment_start(text) == _scan(text), text
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.lists(st.sampled_from(["(", ")", "[", "]", "{", "}", "a", "'k'", "0", " ", ",", "#"]),
+                min_size=1, max_size=14).map("".join))
+@example("x[a) # c")
+@example("f(a] # c")
+@example("f(x[0)] # c")
+def test_brackets_decide_as_in_the_full_scan(text):
+    if text[0] == " ":
+        return
+    assert comment_start(text) == _scan(text), text
 
 
 @pytest.mark.parametrize("text, expected", [
