@@ -840,6 +840,8 @@ def _split_call_args(text: str) -> List[str]:
     rest = text[head.end():]
     if rest in _REST_ARGS:
         args = _REST_ARGS[rest]
+    elif _plain_source(rest):
+        args = [rest]  # (one expression, all on one ASCII line: the parser's segment is rest)
     else:
         args = None
         source = "f(0, %s)" % rest
@@ -858,6 +860,19 @@ def _split_call_args(text: str) -> List[str]:
     if args is None:
         return _split_call_args_parsed(text)  # (a form the shortcut does not vouch for)
     return [head.group()[:-2]] + args
+
+
+#: a value read from the frame by subscripts with plain literal keys and attributes, as Dynamo
+#: names the values it guards (``L['self']._modules['h'].__dict__``): one expression, which
+#: parses, has no names but L and G, and is its own source segment; attribute names that are
+#: keywords (``x.None``) do not parse, so they are left out
+_PLAIN_SOURCE = re.compile(r"[LG](?:\['[^'\\\x00-\x1f\x7f]*'\]|\[(?:0|[1-9][0-9]*)\]|\.(?!(?:%s)(?![A-Za-z0-9_]))"
+                           r"[A-Za-z_][A-Za-z0-9_]*)*" % "|".join(keyword.kwlist))
+
+
+def _plain_source(text: str) -> bool:
+    """Whether ``text`` is a :data:`_PLAIN_SOURCE` expression, in ASCII."""
+    return text.isascii() and _PLAIN_SOURCE.fullmatch(text) is not None
 
 
 def _split_call_args_parsed(text: str) -> List[str]:
@@ -1014,6 +1029,9 @@ def _python_guard_exprs(exprs: List[str], cv: Dict[str, Any]
     """
     out: Dict[str, Any] = {}
     for code in exprs:
+        left, is_, right = code.partition(" is ")
+        if is_ and _plain_source(left) and _plain_source(right):
+            continue  # Dynamo's object-aliasing form: an expression with no names but L and G
         try:
             tree = ast.parse(code, mode="eval")
         except SyntaxError:
