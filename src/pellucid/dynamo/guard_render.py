@@ -116,6 +116,13 @@ class _Names(object):
         self.bound: Dict[str, Any] = {}
         self.by_id: Dict[int, str] = {}
         self.counters: Dict[str, int] = {}
+        #: the names in ``bound`` that start with "dispatch_keys", in the same order
+        self.dispatch_names: List[str] = []
+
+    def _add(self, name: str, obj: Any) -> None:
+        if name not in self.bound and name.startswith("dispatch_keys"):
+            self.dispatch_names.append(name)
+        self.bound[name] = obj
 
     def _free(self, name: str, obj: Any) -> bool:
         if name in _RESERVED or keyword.iskeyword(name) or hasattr(builtins, name):
@@ -145,7 +152,7 @@ class _Names(object):
                 n += 1
                 name = "%s_%d" % (hint, n)
             self.counters[hint] = n
-        self.bound[name] = obj
+        self._add(name, obj)
         self.shared[name] = obj
         self.by_id.setdefault(key, name)
         return name
@@ -162,7 +169,7 @@ class _Names(object):
             if self._free(name, obj):
                 break
         self.counters[stem + "#"] = n
-        self.bound[name] = obj
+        self._add(name, obj)
         self.shared[name] = obj
         self.by_id[key] = name
         return name
@@ -245,6 +252,8 @@ class _Renderer(object):
         #: torch_path's answers by id (the objects are kept alive by the tree being rendered)
         self.torch_paths: Dict[int, Optional[str]] = {}
         self.body: List[Tuple[str, Optional[RenderedCheck]]] = []
+        #: comment()'s texts by what they are made of, for this render
+        self.comments: Dict[Tuple[str, Optional[str], Optional[str], str], str] = {}
         self.checks: List[RenderedCheck] = []
 
     # -- values
@@ -321,6 +330,17 @@ class _Renderer(object):
 
     # -- lines
     def comment(self, part: Optional[CodePart], extra: str = "") -> str:
+        if type(part) is not CodePart:  # (None, or a describe() of its own)
+            return self._comment(part, extra)
+        # the parts of one source line carry the same comment: each is written once per render
+        # (describe() reads these three fields only)
+        key = (part.comment, part.user_line, part.location, extra)
+        text = self.comments.get(key)
+        if text is None:
+            text = self.comments[key] = self._comment(part, extra)
+        return text
+
+    def _comment(self, part: Optional[CodePart], extra: str) -> str:
         bits = []
         if part is not None:
             note = part.describe()
@@ -418,9 +438,11 @@ class _Renderer(object):
 
     def _keys_name(self, keys: Any) -> str:
         # one name per distinct key set, however many TENSOR_MATCH guards rebuilt it
-        for name, obj in self.names.bound.items():
-            if name.startswith("dispatch_keys") and hasattr(obj, "raw_repr") \
-                    and obj.raw_repr() == keys.raw_repr():
+        # (only the names starting with "dispatch_keys": not the hundred-odd ids of a large guard)
+        bound = self.names.bound
+        for name in self.names.dispatch_names:
+            obj = bound[name]
+            if hasattr(obj, "raw_repr") and obj.raw_repr() == keys.raw_repr():
                 return name
         return self.names.numbered(keys, "dispatch_keys")
 
