@@ -4,7 +4,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pellucid.dynamo.comment_scan import UNSURE, _scan, comment_start
-from pellucid.dynamo.guard_tree import split_code_part, split_comment_by_tokens
+import re
+
+from pellucid.dynamo.guard_tree import _LOCATION, _comment_fields, split_code_part, split_comment_by_tokens
 
 # Pieces of Dynamo's guard text and of what could break a naive scanner.
 _PIECES = ["L", "['x']", '["a#b"]', "'", '"', "#", " ", "  # ", "(", ")", "[", "]", "{", "}", ".",
@@ -93,3 +95,33 @@ def test_scanner_declines_what_only_the_tokenizer_can_tell(text):
 def test_split_code_part_uses_the_same_split():
     part = split_code_part("L['k#'] == 3     # b = y + n  # t.py:11 in f")
     assert (part.code, part.user_line, part.location) == ("L['k#'] == 3", "b = y + n", "t.py:11 in f")
+
+
+def _fields_by_regex(comment):
+    pieces = [p.strip() for p in re.split(r"\s+#\s", " " + comment) if p.strip()]
+    pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
+    for i, piece in enumerate(pieces):
+        m = _LOCATION.match(piece)
+        if m:
+            return (pieces[i - 1] if i > 0 else None), m.group("loc")
+    return None, None
+
+
+_COMMENT_BITS = st.lists(st.sampled_from(["#", " ", "  ", "\t", "x", "a = b", "t.py:3 in f", ":", "1",
+                                           "m.py:12 in <listcomp>", "in", "\u3000", "#x", "x#", "("]),
+                         max_size=6).map("".join)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(st.one_of(
+    _COMMENT_BITS.map(str.strip).filter(lambda c: c.startswith("#")),
+    st.tuples(st.sampled_from(["# ", "#", "#  ", "# #"]), _COMMENT_BITS,
+              st.sampled_from(["  # ", " # ", "# ", " #", "#", "\t#\t", "  #x", " #  "]), _COMMENT_BITS)
+    .map("".join).map(str.strip).filter(lambda c: c.startswith("#"))))
+@example("# b = y + n  # t.py:11 in f")
+@example("# t.py:11 in f")
+@example("#  # t.py:11 in f")
+@example("# x #  t.py:1 in f")
+@example("# x\t#\tt.py:1 in f")
+def test_comment_fields_are_the_pieces_between_separators(comment):
+    assert _comment_fields(comment) == _fields_by_regex(comment), comment

@@ -252,6 +252,8 @@ class _Renderer(object):
         #: torch_path's answers by id (the objects are kept alive by the tree being rendered)
         self.torch_paths: Dict[int, Optional[str]] = {}
         self.body: List[Tuple[str, Optional[RenderedCheck]]] = []
+        #: the k_<KIND> method of each kind met, for this render
+        self.kind_renderers: Dict[str, Any] = {}
         #: comment()'s texts by what they are made of, for this render
         self.comments: Dict[Tuple[str, Optional[str], Optional[str], str], str] = {}
         self.checks: List[RenderedCheck] = []
@@ -352,13 +354,15 @@ class _Renderer(object):
 
     def emit_check(self, expr: str, kind: str, origin: str, comment: str,
                    leaf: Any = None, delegated: bool = False) -> None:
-        positive = _negate(expr)
+        # (_negate's answer without the call for the many checks that do not start with "not ")
+        positive = expr.positive if isinstance(expr, _Negation) \
+            else _negate(expr) if expr.startswith("not ") else None
         line = ("if %s: return False" % positive) if positive is not None \
             else "if not (%s): return False" % expr
         if comment:
             line += "  # " + comment
-        rc = RenderedCheck(kind=kind, lineno=0, text=line, origin=origin, delegated=delegated,
-                           leaf_id=id(leaf) if leaf is not None else None)
+        # (kind, lineno, text, origin, delegated, leaf_id): positional, for a thousand checks
+        rc = RenderedCheck(kind, 0, line, origin, delegated, id(leaf) if leaf is not None else None)
         self.body.append((line, rc))
         self.checks.append(rc)
 
@@ -377,7 +381,9 @@ class _Renderer(object):
                                                  % (check.kind, check.delegate_reason, dynamo_text)),
                             leaf=check.leaf, delegated=True)
             return
-        fn = getattr(self, "k_" + check.kind, None)
+        fn = self.kind_renderers.get(check.kind)
+        if fn is None:
+            fn = self.kind_renderers[check.kind] = getattr(self, "k_" + check.kind, None)
         if fn is None:  # a parser exists without a renderer: a pellucid bug, say so loudly
             raise UnsupportedGuardError("no renderer for %s guards" % check.kind)
         for expr, part, extra in fn(check, x):

@@ -211,13 +211,20 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
         fields = _comment_fields(comment)
         if comments is not None:
             comments[comment] = fields
-    return CodePart(code=code, comment=comment, user_line=fields[0], location=fields[1], raw=text)
+    return CodePart(code, comment, fields[0], fields[1], text)  # (code, comment, user_line, location, raw)
 
 
 def _comment_fields(comment: str) -> Tuple[Optional[str], Optional[str]]:
     """``(user_line, location)`` of a code part's (stripped, non-empty) comment."""
-    pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
-    pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
+    j = comment.find("#", 1)
+    if comment.startswith("# ") and j >= 3 and comment.count("#") == 2 \
+            and comment[j - 1].isspace() and comment[j + 1:j + 2].isspace():
+        # Dynamo's "# <user line>  # <file:line in fn>": the separators are the first "# " and
+        # the second '#' with the spaces around it, the pieces what is between and after
+        pieces = [p for p in (comment[2:j].strip(), comment[j + 1:].strip()) if p]
+    else:
+        pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
+        pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
     for i, piece in enumerate(pieces):
         m = _LOCATION.match(piece)
         if m:
