@@ -18,3 +18,12 @@ def test_reversed_call_names_agree_with_the_substring_search(text):
     for name in _NAMES:
         assert _WORD.fullmatch(name)
         assert (name[::-1] in called) == _calls(text, name), (text, name)
+
+
+def test_builtin_lookup_is_getattr():
+    import builtins
+
+    from pellucid.dynamo.guard_render import _MISSING, _builtin
+    for name in ["len", "dict", "obj_id_5", "L", "__dict__", "__class__", "__doc__", "__name__",
+                 "__import__", "__build_class__", "x", "print", "Ellipsis", "_", "__spec__"]:
+        assert _builtin(name) is getattr(builtins, name, _MISSING), name

@@ -464,12 +464,15 @@ class _Reader(object):
     # -- nodes
     def node(self, mgr: Any, expr: str, accessor: str, role: Optional[Tuple[str, int]] = None
              ) -> SourceNode:
-        get_source = _require(mgr, "get_source", type(mgr).__name__)
-        node = SourceNode(expr=expr, dynamo_source=get_source(), accessor=accessor,
-                          manager_kind=type(mgr).__name__, guarded_type=_node_type(mgr),
-                          dict_role=role)
-        for leaf in _require(mgr, "get_leaf_guards", node.manager_kind)():
-            if self.relational_type is not None and isinstance(leaf, self.relational_type):
+        kind = type(mgr).__name__
+        get_source = _require(mgr, "get_source", kind)
+        # (expr, dynamo_source, accessor, manager_kind, guarded_type, checks, children,
+        # dict_info, dict_role, relational_kinds): positional, for ~500 nodes
+        node = SourceNode(expr, get_source(), accessor, kind, _node_type(mgr), [], [], None, role, [])
+        relational_type = self.relational_type
+        closure_vars, comments, checks = self.closure_vars, self.comments, node.checks
+        for leaf in _require(mgr, "get_leaf_guards", kind)():
+            if relational_type is not None and isinstance(leaf, relational_type):
                 key = id(leaf)
                 if key not in self.relational_holders:
                     self.relational_holders[key] = (leaf, [])
@@ -477,7 +480,7 @@ class _Reader(object):
                 self.relational_holders[key][1].append(node)
                 node.relational_kinds.append(type(leaf).__name__)
                 continue
-            node.checks.append(parse_leaf(leaf, node, self.closure_vars, comments=self.comments))
+            checks.append(parse_leaf(leaf, node, closure_vars, False, comments))
         kv = getattr(mgr, "get_key_value_managers", None)
         if callable(kv):
             self.dict_entries(mgr, node, kv())
@@ -593,7 +596,8 @@ def parse_leaf(leaf: Any, node: SourceNode, closure_vars: Dict[str, Any],
 
     ``comments`` is :func:`split_code_part`'s memo, shared by the leaves of one read."""
     kind = type(leaf).__name__
-    check = LeafCheck(kind=kind, parts=_parts_of(leaf, comments), leaf=leaf, subject=node.expr)
+    # (kind, parts, params, leaf, delegate_reason, subject): positional, for ~500 leaves
+    check = LeafCheck(kind, _parts_of(leaf, comments), {}, leaf, None, node.expr)
     parser = _PARSERS.get(kind)
     reason: Optional[str]
     if parser is None:
