@@ -877,8 +877,9 @@ def _split_call_args(text: str) -> List[str]:
 #: names the values it guards (``L['self']._modules['h'].__dict__``): one expression, which
 #: parses, has no names but L and G, and is its own source segment; attribute names that are
 #: keywords (``x.None``) do not parse, so they are left out
-_PLAIN_SOURCE = re.compile(r"[LG](?:\['[^'\\\x00-\x1f\x7f]*'\]|\[(?:0|[1-9][0-9]*)\]|\.(?!(?:%s)(?![A-Za-z0-9_]))"
-                           r"[A-Za-z_][A-Za-z0-9_]*)*" % "|".join(keyword.kwlist))
+_PLAIN_SOURCE = re.compile(r"[LG](?:\['[^'\\\x00-\x1f\x7f]*'\]|\[(?:0|[1-9][0-9]*)\]"
+                           r"|\.(?!(?:%s)(?![A-Za-z0-9_]))[A-Za-z_][A-Za-z0-9_]*)*"
+                           % "|".join(keyword.kwlist))
 
 
 def _plain_source(text: str) -> bool:
