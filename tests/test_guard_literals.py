@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import builtins
 
 from pellucid.dynamo.guard_tree import (
-    _literal, _plain_source, _python_guard_exprs, _split_call_args, _split_call_args_parsed,
+    _CLASS_DICT_SOURCE, _literal, _plain_source, _python_guard_exprs, _split_call_args, _split_call_args_parsed,
 )
 
 _PIECES = ["'", '"', "a", "#", "\\", "0", "1", "-", "_", ".", "e", " ", "é", "\t", "\n", "\x00",
@@ -25,6 +25,10 @@ def _by_parser(text):
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=10).map("".join))
 @example("'transformer'")
+@example("(64,)")
+@example("(2, 3)")
+@example("(-1, 0, 7)")
+@example("(-0,)")
 @example("-0")
 @example("'a\\'b'")
 def test_literal_reads_what_literal_eval_reads(text):
@@ -91,3 +95,22 @@ def _names_by_parser(exprs, cv):
 def test_guard_expressions_name_what_the_parser_names(exprs):
     cv = {"x": object(), "Max": max}
     assert _python_guard_exprs(exprs, cv) == _names_by_parser(exprs, cv)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.tuples(st.sampled_from(["dict(type(", "dict(", "type(", "dict(type( "]),
+                 st.lists(st.sampled_from(_SOURCE_PIECES), max_size=5).map("".join),
+                 st.sampled_from([")", ") ", "", "))"]),
+                 st.sampled_from(["", ".__mro__[1]", ".__mro__[0]", ".__mro__[01]", ".__mro__[12]"]),
+                 st.sampled_from([".__dict__)", ".__dict__", ".__dict__) "]),
+                 st.sampled_from(["", "['k']", "['é']", "[0]", "['a'", "['a'].x"])).map("".join))
+@example("dict(type(L['self'].config).__mro__[1].__dict__)")
+@example("dict(type(L['self'].config).__dict__)['attribute_map']")
+@example("dict(type(L).__dict__")
+@example("dict(type(L)).__dict__)")
+@example("dict(type(L.None).__dict__)")
+def test_class_dict_sources_are_one_expression(text):
+    if not (text.isascii() and _CLASS_DICT_SOURCE.fullmatch(text)):
+        return
+    assert _split_call_args_parsed("'k', " + text) == ["'k'", text]
+    assert _split_call_args("'k', " + text) == ["'k'", text]

@@ -256,6 +256,8 @@ _PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 #: decimal floats (Dynamo's eps, dropout p...): float() rounds them as the parser does
 _PLAIN_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:e[-+]?[0-9]+)?|e[-+]?[0-9]+)")
 _PLAIN_CONSTANTS = {"True": True, "False": False, "None": None}
+#: a tuple of decimal ints as repr writes it: one with a trailing comma, or several
+_PLAIN_INT_TUPLE = re.compile(r"\(-?(?:0|[1-9][0-9]*),\)|\(-?(?:0|[1-9][0-9]*)(?:, -?(?:0|[1-9][0-9]*))+\)")
 
 
 def _literal(text: str) -> Tuple[bool, Any]:
@@ -271,6 +273,8 @@ def _literal(text: str) -> Tuple[bool, Any]:
             return True, float(text)
         if text in _PLAIN_CONSTANTS:
             return True, _PLAIN_CONSTANTS[text]
+        if _PLAIN_INT_TUPLE.fullmatch(text):  # (64,) (2, 3): Dynamo's normalized shapes
+            return True, tuple(int(x) for x in text[1:-1].split(",") if x)
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -851,7 +855,7 @@ def _split_call_args(text: str) -> List[str]:
     rest = text[head.end():]
     if rest in _REST_ARGS:
         args = _REST_ARGS[rest]
-    elif _plain_source(rest):
+    elif rest.isascii() and (_PLAIN_SOURCE.fullmatch(rest) or _CLASS_DICT_SOURCE.fullmatch(rest)):
         args = [rest]  # (one expression, all on one ASCII line: the parser's segment is rest)
     else:
         args = None
@@ -880,6 +884,12 @@ def _split_call_args(text: str) -> List[str]:
 _PLAIN_SOURCE = re.compile(r"[LG](?:\['[^'\\\x00-\x1f\x7f]*'\]|\[(?:0|[1-9][0-9]*)\]"
                            r"|\.(?!(?:%s)(?![A-Za-z0-9_]))[A-Za-z_][A-Za-z0-9_]*)*"
                            % "|".join(keyword.kwlist))
+
+
+#: Dynamo's class-attribute reads, ``dict(type(<plain source>).__mro__[1].__dict__)['k']``: one
+#: expression too (its only other names are dict and type)
+_CLASS_DICT_SOURCE = re.compile(r"dict\(type\((%s)\)(?:\.__mro__\[(?:0|[1-9][0-9]*)\])?\.__dict__\)"
+                                r"(?:\['[^'\\\x00-\x1f\x7f]*'\])?" % _PLAIN_SOURCE.pattern)
 
 
 def _plain_source(text: str) -> bool:
