@@ -402,8 +402,9 @@ class _Renderer(object):
             fn = self.kind_renderers[check.kind] = getattr(self, "k_" + check.kind, None)
         if fn is None:  # a parser exists without a renderer: a pellucid bug, say so loudly
             raise UnsupportedGuardError("no renderer for %s guards" % check.kind)
+        kind, leaf = check.kind, check.leaf
         for expr, part, extra in fn(check, x):
-            self.emit_check(expr, check.kind, origin, self.comment(part, extra), leaf=check.leaf)
+            self.emit_check(expr, kind, origin, self.comment(part, extra), leaf)
 
     def k_TYPE_MATCH(self, c: LeafCheck, x: str) -> List[Tuple[str, CodePart, str]]:
         t = c.params.get("type")

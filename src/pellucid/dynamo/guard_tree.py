@@ -469,13 +469,19 @@ class _Reader(object):
     def node(self, mgr: Any, expr: str, accessor: str, role: Optional[Tuple[str, int]] = None
              ) -> SourceNode:
         kind = type(mgr).__name__
-        get_source = _require(mgr, "get_source", kind)
+        # (_require's checks written out: four calls for each of ~500 nodes)
+        get_source = getattr(mgr, "get_source", None)
+        if get_source is None:
+            _require(mgr, "get_source", kind)
         # (expr, dynamo_source, accessor, manager_kind, guarded_type, checks, children,
         # dict_info, dict_role, relational_kinds): positional, for ~500 nodes
         node = SourceNode(expr, get_source(), accessor, kind, _node_type(mgr), [], [], None, role, [])
         relational_type = self.relational_type
         closure_vars, comments, checks = self.closure_vars, self.comments, node.checks
-        for leaf in _require(mgr, "get_leaf_guards", kind)():
+        get_leaf_guards = getattr(mgr, "get_leaf_guards", None)
+        if get_leaf_guards is None:
+            _require(mgr, "get_leaf_guards", kind)
+        for leaf in get_leaf_guards():
             if relational_type is not None and isinstance(leaf, relational_type):
                 key = id(leaf)
                 if key not in self.relational_holders:
@@ -488,8 +494,13 @@ class _Reader(object):
         kv = getattr(mgr, "get_key_value_managers", None)
         if callable(kv):
             self.dict_entries(mgr, node, kv())
-        accessors = _require(mgr, "get_accessors", node.manager_kind)()
-        children = _require(mgr, "get_child_managers", node.manager_kind)()
+        get_accessors = getattr(mgr, "get_accessors", None)
+        get_child_managers = getattr(mgr, "get_child_managers", None)
+        if get_accessors is None or get_child_managers is None:
+            _require(mgr, "get_accessors", kind)
+            _require(mgr, "get_child_managers", kind)
+        accessors = get_accessors()
+        children = get_child_managers()
         if len(accessors) != len(children):
             raise UnsupportedGuardError("%s at %s: %d accessors but %d child managers"
                                         % (node.manager_kind, expr, len(accessors), len(children)))
