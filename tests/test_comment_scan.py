@@ -3,8 +3,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pellucid.dynamo.comment_scan import UNSURE, comment_start
-from pellucid.dynamo.guard_tree import split_code_part, split_comment_by_tokens
+from pellucid.dynamo.comment_scan import UNSURE, _scan, comment_start
+import re
+
+from pellucid.dynamo.guard_tree import _LOCATION, _comment_fields, split_code_part, split_comment_by_tokens
 
 # Pieces of Dynamo's guard text and of what could break a naive scanner.
 _PIECES = ["L", "['x']", '["a#b"]', "'", '"', "#", " ", "  # ", "(", ")", "[", "]", "{", "}", ".",
@@ -36,6 +38,44 @@ def test_scanner_agrees_with_the_tokenizer(text):
         assert got == split_comment_by_tokens(text), text
 
 
+# Pieces of the single-quoted form comment_start reads without _scan, and its edges.
+_PLAIN_PIECES = ["L", "G", "['x']", "'", "#", " ", "(", ")", "[", "]", "{", "}", ".", ",", "0", "1",
+                 "9", "07", "00", "1e5", "0x1f", "1_0", "2j", "0.05", "==", "!=", "!", "\\", "'a#'",
+                 "x1", "_", "a", "é", "\x01", "\x7f", '"', "''", "f'", ", ", "type=<class 'dict'>",
+                 "___check_obj_id(", "-", "<", "@", "$", "'b'", "((", "))", "[0]", "['k']", "[a]",
+                 "[(", "{'a': 1}", "  ", "\t", "x,", "[1, 2]"]
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.lists(st.sampled_from(_PLAIN_PIECES), min_size=1, max_size=16).map("".join))
+@example("___check_obj_id(G['m'].x, 140), type=<class 'module'>  # import m  # t.py:1 in f")
+@example("L['a'] == 0  # c")
+@example("x['a']'b' # c")
+@example("f(0)] # c")
+@example("f(g(h(i(j(k(l(m(x)))))))) # c")
+@example("f(a, b  # c")
+@example("x[(a)] # c")
+@example("([)] # c")
+@example("L" + "['a']._m[0].x" * 40 + " == 1e-05  # c")  # (one way to read it: no blow-up)
+@example("f(" * 5 + "L['a'], " * 40 + "07 # c")
+def test_the_plain_form_is_read_as_the_sure_tokens_read_it(text):
+    if text[0] == " " or "\x00" in text:
+        return  # (comment_start answers these before either way)
+    assert comment_start(text) == _scan(text), text
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.lists(st.sampled_from(["(", ")", "[", "]", "{", "}", "a", "'k'", "0", " ", ",", "#"]),
+                min_size=1, max_size=14).map("".join))
+@example("x[a) # c")
+@example("f(a] # c")
+@example("f(x[0)] # c")
+def test_brackets_decide_as_in_the_full_scan(text):
+    if text[0] == " ":
+        return
+    assert comment_start(text) == _scan(text), text
+
+
 @pytest.mark.parametrize("text, expected", [
     ("L['n'] == 3  # b = y + n  # t.py:11 in f", 13),
     ("L['a#b'] == 3", None),
@@ -55,3 +95,33 @@ def test_scanner_declines_what_only_the_tokenizer_can_tell(text):
 def test_split_code_part_uses_the_same_split():
     part = split_code_part("L['k#'] == 3     # b = y + n  # t.py:11 in f")
     assert (part.code, part.user_line, part.location) == ("L['k#'] == 3", "b = y + n", "t.py:11 in f")
+
+
+def _fields_by_regex(comment):
+    pieces = [p.strip() for p in re.split(r"\s+#\s", " " + comment) if p.strip()]
+    pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
+    for i, piece in enumerate(pieces):
+        m = _LOCATION.match(piece)
+        if m:
+            return (pieces[i - 1] if i > 0 else None), m.group("loc")
+    return None, None
+
+
+_COMMENT_BITS = st.lists(st.sampled_from(["#", " ", "  ", "\t", "x", "a = b", "t.py:3 in f", ":", "1",
+                                           "m.py:12 in <listcomp>", "in", "\u3000", "#x", "x#", "("]),
+                         max_size=6).map("".join)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(st.one_of(
+    _COMMENT_BITS.map(str.strip).filter(lambda c: c.startswith("#")),
+    st.tuples(st.sampled_from(["# ", "#", "#  ", "# #"]), _COMMENT_BITS,
+              st.sampled_from(["  # ", " # ", "# ", " #", "#", "\t#\t", "  #x", " #  "]), _COMMENT_BITS)
+    .map("".join).map(str.strip).filter(lambda c: c.startswith("#"))))
+@example("# b = y + n  # t.py:11 in f")
+@example("# t.py:11 in f")
+@example("#  # t.py:11 in f")
+@example("# x #  t.py:1 in f")
+@example("# x\t#\tt.py:1 in f")
+def test_comment_fields_are_the_pieces_between_separators(comment):
+    assert _comment_fields(comment) == _fields_by_regex(comment), comment

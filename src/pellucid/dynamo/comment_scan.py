@@ -60,12 +60,42 @@ def _unmatched_brackets(code: str) -> str:
     bracket with no opener or the wrong one on top; otherwise it is the openers left open.
     """
     brackets = code.translate(_ASCII_BRACKETS_ONLY) if code.isascii() else _NOT_BRACKET.sub("", code)
-    while True:
-        # cancelling adjacent pairs until none are left is what the stack does, in C
-        shorter = brackets.replace("()", "").replace("[]", "").replace("{}", "")
-        if shorter == brackets:
-            return brackets
+    while brackets:
+        # cancelling adjacent pairs until none are left is what the stack does, in C; the pairs
+        # left at the end do not depend on the order they go in (two pairs never share a
+        # bracket), and "[]" first empties Dynamo's f(x['a'], y['b']) in one round
+        shorter = brackets.replace("[]", "").replace("()", "").replace("{}", "")
+        if len(shorter) == len(brackets):
+            break
         brackets = shorter
+    return brackets
+
+
+# The fast path of comment_start.  The sure tokens again, but with brackets as tokens of their
+# own that must pair up, so that one match that reaches a '#' answers for the line: the
+# tokens before it are the ones _SURE_TOKENS reads (an operator run split at its brackets is
+# still read whole there), the '#' is the first outside a string, and no bracket is left
+# unmatched, which is what _scan works out afterwards.  Parentheses nest up to six deep,
+# square brackets hold no brackets, braces are left to _scan.  Each token can be read in one
+# way only (an operator run is matched whole; no shortcut for x['key'] beside the general
+# form), so a line that does not match costs a pass, not a search through ways to split it.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_'\"])"
+_NUMBER = r"(?:0|[1-9][0-9]*)(?![A-Za-z0-9_'\"])"
+_STRING1 = r"'(?!'')[^'\\\x00-\x1f\x7f]*(?:\\[^\x00-\x1f\x7f][^'\\\x00-\x1f\x7f]*)*'"
+_STRING2 = r'"(?!"")[^"\\\x00-\x1f\x7f]*(?:\\[^\x00-\x1f\x7f][^"\\\x00-\x1f\x7f]*)*"'
+_OPERATORS = r"[ .,:;=<>+\-*/%&|^~@]+(?![ .,:;=<>+\-*/%&|^~@])"
+_TOKEN = "(?:%s)" % "|".join([_NAME, _OPERATORS, _STRING1, _NUMBER, _STRING2, "!="])
+_SUBSCRIPT = r"\[%s*\]" % _TOKEN
+
+
+def _nested(depth: int) -> str:
+    inner = "(?:%s|%s)*" % (_TOKEN, _SUBSCRIPT)
+    for _ in range(depth):
+        inner = r"(?:%s|%s|\(%s\))*" % (_TOKEN, _SUBSCRIPT, inner)
+    return inner
+
+
+_PLAIN_LINE = re.compile(_nested(6) + "#")
 
 
 def comment_start(text: str) -> Union[int, None, object]:
@@ -75,6 +105,15 @@ def comment_start(text: str) -> Union[int, None, object]:
         # an indented first line (INDENT handling), or a null byte, which newer tokenizers
         # refuse wherever it is, even after the comment
         return UNSURE
+    m = _PLAIN_LINE.match(text)
+    if m is not None:
+        return m.end() - 1
+    return _scan(text)
+
+
+def _scan(text: str) -> Union[int, None, object]:
+    """:func:`comment_start` for a text that starts with a token and has no null byte, by the
+    sure tokens a token at a time."""
     end = _SURE_TOKENS.match(text).end()  # type: ignore[union-attr]  # (matches "" at least)
     if end < len(text) and text[end] != "#":
         return UNSURE  # something only the tokenizer can tell

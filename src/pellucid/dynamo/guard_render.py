@@ -19,7 +19,8 @@ import builtins
 import keyword
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from pellucid.dynamo.guard_tree import (
     CodePart, GuardTree, LeafCheck, RelationalCheck, SourceNode, UnsupportedGuardError,
@@ -106,6 +107,21 @@ def render_tree(tree: GuardTree, name: str = "guard_0",
 # --------------------------------------------------------------------------------- naming
 
 _RESERVED = {"L", "G", "torch", "True", "False", "None"}
+_MISSING = object()
+_BUILTINS = vars(builtins)
+
+
+def _builtin(name: str) -> Any:
+    """``getattr(builtins, name, _MISSING)``.
+
+    A name that is not a dunder is only looked up in the module's dict (neither the module
+    type nor ``object`` has such an attribute, and builtins has no ``__getattr__``): getattr's
+    miss builds an AttributeError message, ~1 us, for each of the hundred-odd names bound and
+    classes named in a large guard.
+    """
+    if name[:2] != "__" and type(builtins) is ModuleType and "__getattr__" not in _BUILTINS:
+        return _BUILTINS.get(name, _MISSING)
+    return getattr(builtins, name, _MISSING)
 
 
 class _Names(object):
@@ -116,9 +132,16 @@ class _Names(object):
         self.bound: Dict[str, Any] = {}
         self.by_id: Dict[int, str] = {}
         self.counters: Dict[str, int] = {}
+        #: the names in ``bound`` that start with "dispatch_keys", in the same order
+        self.dispatch_names: List[str] = []
+
+    def _add(self, name: str, obj: Any) -> None:
+        if name not in self.bound and name.startswith("dispatch_keys"):
+            self.dispatch_names.append(name)
+        self.bound[name] = obj
 
     def _free(self, name: str, obj: Any) -> bool:
-        if name in _RESERVED or keyword.iskeyword(name) or hasattr(builtins, name):
+        if name in _RESERVED or keyword.iskeyword(name) or _builtin(name) is not _MISSING:
             return False
         for table in (self.bound, self.shared):
             if name in table and table[name] is not obj:
@@ -145,7 +168,7 @@ class _Names(object):
                 n += 1
                 name = "%s_%d" % (hint, n)
             self.counters[hint] = n
-        self.bound[name] = obj
+        self._add(name, obj)
         self.shared[name] = obj
         self.by_id.setdefault(key, name)
         return name
@@ -162,7 +185,7 @@ class _Names(object):
             if self._free(name, obj):
                 break
         self.counters[stem + "#"] = n
-        self.bound[name] = obj
+        self._add(name, obj)
         self.shared[name] = obj
         self.by_id[key] = name
         return name
@@ -245,6 +268,10 @@ class _Renderer(object):
         #: torch_path's answers by id (the objects are kept alive by the tree being rendered)
         self.torch_paths: Dict[int, Optional[str]] = {}
         self.body: List[Tuple[str, Optional[RenderedCheck]]] = []
+        #: the k_<KIND> method of each kind met, for this render
+        self.kind_renderers: Dict[str, Any] = {}
+        #: comment()'s texts by what they are made of, for this render
+        self.comments: Dict[Tuple[str, Optional[str], Optional[str], str], str] = {}
         self.checks: List[RenderedCheck] = []
 
     # -- values
@@ -298,7 +325,7 @@ class _Renderer(object):
 
     def type_ref(self, t: type) -> str:
         name = getattr(t, "__name__", "")
-        if name and getattr(builtins, name, None) is t:
+        if name and _builtin(name) is t:
             return name
         path = self.torch_path(t)
         if path:
@@ -321,6 +348,17 @@ class _Renderer(object):
 
     # -- lines
     def comment(self, part: Optional[CodePart], extra: str = "") -> str:
+        if type(part) is not CodePart:  # (None, or a describe() of its own)
+            return self._comment(part, extra)
+        # the parts of one source line carry the same comment: each is written once per render
+        # (describe() reads these three fields only)
+        key = (part.comment, part.user_line, part.location, extra)
+        text = self.comments.get(key)
+        if text is None:
+            text = self.comments[key] = self._comment(part, extra)
+        return text
+
+    def _comment(self, part: Optional[CodePart], extra: str) -> str:
         bits = []
         if part is not None:
             note = part.describe()
@@ -332,13 +370,15 @@ class _Renderer(object):
 
     def emit_check(self, expr: str, kind: str, origin: str, comment: str,
                    leaf: Any = None, delegated: bool = False) -> None:
-        positive = _negate(expr)
+        # (_negate's answer without the call for the many checks that do not start with "not ")
+        positive = expr.positive if isinstance(expr, _Negation) \
+            else _negate(expr) if expr.startswith("not ") else None
         line = ("if %s: return False" % positive) if positive is not None \
             else "if not (%s): return False" % expr
         if comment:
             line += "  # " + comment
-        rc = RenderedCheck(kind=kind, lineno=0, text=line, origin=origin, delegated=delegated,
-                           leaf_id=id(leaf) if leaf is not None else None)
+        # (kind, lineno, text, origin, delegated, leaf_id): positional, for a thousand checks
+        rc = RenderedCheck(kind, 0, line, origin, delegated, id(leaf) if leaf is not None else None)
         self.body.append((line, rc))
         self.checks.append(rc)
 
@@ -357,11 +397,14 @@ class _Renderer(object):
                                                  % (check.kind, check.delegate_reason, dynamo_text)),
                             leaf=check.leaf, delegated=True)
             return
-        fn = getattr(self, "k_" + check.kind, None)
+        fn = self.kind_renderers.get(check.kind)
+        if fn is None:
+            fn = self.kind_renderers[check.kind] = getattr(self, "k_" + check.kind, None)
         if fn is None:  # a parser exists without a renderer: a pellucid bug, say so loudly
             raise UnsupportedGuardError("no renderer for %s guards" % check.kind)
+        kind, leaf = check.kind, check.leaf
         for expr, part, extra in fn(check, x):
-            self.emit_check(expr, check.kind, origin, self.comment(part, extra), leaf=check.leaf)
+            self.emit_check(expr, kind, origin, self.comment(part, extra), leaf)
 
     def k_TYPE_MATCH(self, c: LeafCheck, x: str) -> List[Tuple[str, CodePart, str]]:
         t = c.params.get("type")
@@ -418,9 +461,11 @@ class _Renderer(object):
 
     def _keys_name(self, keys: Any) -> str:
         # one name per distinct key set, however many TENSOR_MATCH guards rebuilt it
-        for name, obj in self.names.bound.items():
-            if name.startswith("dispatch_keys") and hasattr(obj, "raw_repr") \
-                    and obj.raw_repr() == keys.raw_repr():
+        # (only the names starting with "dispatch_keys": not the hundred-odd ids of a large guard)
+        bound = self.names.bound
+        for name in self.names.dispatch_names:
+            obj = bound[name]
+            if hasattr(obj, "raw_repr") and obj.raw_repr() == keys.raw_repr():
                 return name
         return self.names.numbered(keys, "dispatch_keys")
 
@@ -589,7 +634,9 @@ class _Renderer(object):
         body_text = "\n        ".join([text for text, _ in self.body])
         used = set(self.helpers)
         # (a helper the renderer called is in already: no need to find it in 240 kB of text)
-        used.update(n for n in guard_helpers.__all__ if n not in used and _calls(body_text, n))
+        called = _reversed_called_names(body_text)
+        used.update(n for n in guard_helpers.__all__ if n not in used
+                    and (n[::-1] in called if _WORD.fullmatch(n) else _calls(body_text, n)))
         missing = [n for n in used if n not in guard_helpers.__all__]
         if missing:
             raise UnsupportedGuardError("rendered guard calls unknown helpers %s" % missing)
@@ -628,6 +675,24 @@ class _Renderer(object):
         return RenderedGuard(source=source, namespace=namespace, name=self.name,
                              checks=self.checks, globals_dict=self.tree.globals_dict,
                              tree=self.tree)
+
+
+_WORD = re.compile(r"\w+")
+#: in the reversed text: an opening bracket and the whole run of word characters after it
+_REVERSED_CALL = re.compile(r"\((\w+)")
+
+
+def _reversed_called_names(text: str) -> Set[str]:
+    """``N[::-1]`` for each name ``N`` of word characters for which ``text`` has ``\\bN(``.
+
+    For such a name, :func:`_calls` finds ``N(`` exactly when the whole run of word characters
+    before some ``(`` is ``N``.  Reading the text backwards, that run is the one right after
+    the bracket, which a pattern starting with ``(`` finds in one pass without backtracking
+    (forwards, ``\\w+\\(`` retries from every character of every word).  One pass instead of
+    one substring search of a GPT-2 guard's ~230 kB body per helper the renderer did not call;
+    the names stay reversed (the caller reverses its few names instead of thousands of runs).
+    """
+    return set(_REVERSED_CALL.findall(text[::-1]))
 
 
 def _calls(text: str, name: str) -> bool:

@@ -211,13 +211,20 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
         fields = _comment_fields(comment)
         if comments is not None:
             comments[comment] = fields
-    return CodePart(code=code, comment=comment, user_line=fields[0], location=fields[1], raw=text)
+    return CodePart(code, comment, fields[0], fields[1], text)  # (code, comment, user_line, location, raw)
 
 
 def _comment_fields(comment: str) -> Tuple[Optional[str], Optional[str]]:
     """``(user_line, location)`` of a code part's (stripped, non-empty) comment."""
-    pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
-    pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
+    j = comment.find("#", 1)
+    if comment.startswith("# ") and j >= 3 and comment.count("#") == 2 \
+            and comment[j - 1].isspace() and comment[j + 1:j + 2].isspace():
+        # Dynamo's "# <user line>  # <file:line in fn>": the separators are the first "# " and
+        # the second '#' with the spaces around it, the pieces what is between and after
+        pieces = [p for p in (comment[2:j].strip(), comment[j + 1:].strip()) if p]
+    else:
+        pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
+        pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
     for i, piece in enumerate(pieces):
         m = _LOCATION.match(piece)
         if m:
@@ -249,6 +256,8 @@ _PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 #: decimal floats (Dynamo's eps, dropout p...): float() rounds them as the parser does
 _PLAIN_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:e[-+]?[0-9]+)?|e[-+]?[0-9]+)")
 _PLAIN_CONSTANTS = {"True": True, "False": False, "None": None}
+#: a tuple of decimal ints as repr writes it: one with a trailing comma, or several
+_PLAIN_INT_TUPLE = re.compile(r"\(-?(?:0|[1-9][0-9]*),\)|\(-?(?:0|[1-9][0-9]*)(?:, -?(?:0|[1-9][0-9]*))+\)")
 
 
 def _literal(text: str) -> Tuple[bool, Any]:
@@ -264,6 +273,8 @@ def _literal(text: str) -> Tuple[bool, Any]:
             return True, float(text)
         if text in _PLAIN_CONSTANTS:
             return True, _PLAIN_CONSTANTS[text]
+        if _PLAIN_INT_TUPLE.fullmatch(text):  # (64,) (2, 3): Dynamo's normalized shapes
+            return True, tuple(int(x) for x in text[1:-1].split(",") if x)
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -457,12 +468,21 @@ class _Reader(object):
     # -- nodes
     def node(self, mgr: Any, expr: str, accessor: str, role: Optional[Tuple[str, int]] = None
              ) -> SourceNode:
-        get_source = _require(mgr, "get_source", type(mgr).__name__)
-        node = SourceNode(expr=expr, dynamo_source=get_source(), accessor=accessor,
-                          manager_kind=type(mgr).__name__, guarded_type=_node_type(mgr),
-                          dict_role=role)
-        for leaf in _require(mgr, "get_leaf_guards", node.manager_kind)():
-            if self.relational_type is not None and isinstance(leaf, self.relational_type):
+        kind = type(mgr).__name__
+        # (_require's checks written out: four calls for each of ~500 nodes)
+        get_source = getattr(mgr, "get_source", None)
+        if get_source is None:
+            _require(mgr, "get_source", kind)
+        # (expr, dynamo_source, accessor, manager_kind, guarded_type, checks, children,
+        # dict_info, dict_role, relational_kinds): positional, for ~500 nodes
+        node = SourceNode(expr, get_source(), accessor, kind, _node_type(mgr), [], [], None, role, [])
+        relational_type = self.relational_type
+        closure_vars, comments, checks = self.closure_vars, self.comments, node.checks
+        get_leaf_guards = getattr(mgr, "get_leaf_guards", None)
+        if get_leaf_guards is None:
+            _require(mgr, "get_leaf_guards", kind)
+        for leaf in get_leaf_guards():
+            if relational_type is not None and isinstance(leaf, relational_type):
                 key = id(leaf)
                 if key not in self.relational_holders:
                     self.relational_holders[key] = (leaf, [])
@@ -470,12 +490,17 @@ class _Reader(object):
                 self.relational_holders[key][1].append(node)
                 node.relational_kinds.append(type(leaf).__name__)
                 continue
-            node.checks.append(parse_leaf(leaf, node, self.closure_vars, comments=self.comments))
+            checks.append(parse_leaf(leaf, node, closure_vars, False, comments))
         kv = getattr(mgr, "get_key_value_managers", None)
         if callable(kv):
             self.dict_entries(mgr, node, kv())
-        accessors = _require(mgr, "get_accessors", node.manager_kind)()
-        children = _require(mgr, "get_child_managers", node.manager_kind)()
+        get_accessors = getattr(mgr, "get_accessors", None)
+        get_child_managers = getattr(mgr, "get_child_managers", None)
+        if get_accessors is None or get_child_managers is None:
+            _require(mgr, "get_accessors", kind)
+            _require(mgr, "get_child_managers", kind)
+        accessors = get_accessors()
+        children = get_child_managers()
         if len(accessors) != len(children):
             raise UnsupportedGuardError("%s at %s: %d accessors but %d child managers"
                                         % (node.manager_kind, expr, len(accessors), len(children)))
@@ -586,7 +611,8 @@ def parse_leaf(leaf: Any, node: SourceNode, closure_vars: Dict[str, Any],
 
     ``comments`` is :func:`split_code_part`'s memo, shared by the leaves of one read."""
     kind = type(leaf).__name__
-    check = LeafCheck(kind=kind, parts=_parts_of(leaf, comments), leaf=leaf, subject=node.expr)
+    # (kind, parts, params, leaf, delegate_reason, subject): positional, for ~500 leaves
+    check = LeafCheck(kind, _parts_of(leaf, comments), {}, leaf, None, node.expr)
     parser = _PARSERS.get(kind)
     reason: Optional[str]
     if parser is None:
@@ -840,6 +866,8 @@ def _split_call_args(text: str) -> List[str]:
     rest = text[head.end():]
     if rest in _REST_ARGS:
         args = _REST_ARGS[rest]
+    elif rest.isascii() and (_PLAIN_SOURCE.fullmatch(rest) or _CLASS_DICT_SOURCE.fullmatch(rest)):
+        args = [rest]  # (one expression, all on one ASCII line: the parser's segment is rest)
     else:
         args = None
         source = "f(0, %s)" % rest
@@ -858,6 +886,26 @@ def _split_call_args(text: str) -> List[str]:
     if args is None:
         return _split_call_args_parsed(text)  # (a form the shortcut does not vouch for)
     return [head.group()[:-2]] + args
+
+
+#: a value read from the frame by subscripts with plain literal keys and attributes, as Dynamo
+#: names the values it guards (``L['self']._modules['h'].__dict__``): one expression, which
+#: parses, has no names but L and G, and is its own source segment; attribute names that are
+#: keywords (``x.None``) do not parse, so they are left out
+_PLAIN_SOURCE = re.compile(r"[LG](?:\['[^'\\\x00-\x1f\x7f]*'\]|\[(?:0|[1-9][0-9]*)\]"
+                           r"|\.(?!(?:%s)(?![A-Za-z0-9_]))[A-Za-z_][A-Za-z0-9_]*)*"
+                           % "|".join(keyword.kwlist))
+
+
+#: Dynamo's class-attribute reads, ``dict(type(<plain source>).__mro__[1].__dict__)['k']``: one
+#: expression too (its only other names are dict and type)
+_CLASS_DICT_SOURCE = re.compile(r"dict\(type\((%s)\)(?:\.__mro__\[(?:0|[1-9][0-9]*)\])?\.__dict__\)"
+                                r"(?:\['[^'\\\x00-\x1f\x7f]*'\])?" % _PLAIN_SOURCE.pattern)
+
+
+def _plain_source(text: str) -> bool:
+    """Whether ``text`` is a :data:`_PLAIN_SOURCE` expression, in ASCII."""
+    return text.isascii() and _PLAIN_SOURCE.fullmatch(text) is not None
 
 
 def _split_call_args_parsed(text: str) -> List[str]:
@@ -1014,6 +1062,9 @@ def _python_guard_exprs(exprs: List[str], cv: Dict[str, Any]
     """
     out: Dict[str, Any] = {}
     for code in exprs:
+        left, is_, right = code.partition(" is ")
+        if is_ and _plain_source(left) and _plain_source(right):
+            continue  # Dynamo's object-aliasing form: an expression with no names but L and G
         try:
             tree = ast.parse(code, mode="eval")
         except SyntaxError:
