@@ -8,7 +8,7 @@ appear in it.
 import os
 from typing import List
 
-from pellucid.dynamo.dump_files import DumpFiles
+from pellucid.dynamo.dump_files import ClaimsLock, DumpFiles
 from pellucid.dynamo.model import Capture, CompiledFrame
 
 PARTS = ".pellucid-index"
@@ -78,14 +78,9 @@ def write_index(capture: Capture, files: DumpFiles) -> str:
     part = files.claim(PARTS + "-{n}.md", key="index part")
     files.write(part, render_part(capture))
     parts_dir = capture.dump_dir
-    lock_path = os.path.join(files.claims_dir, "index.lock")
-    with open(lock_path, "a") as lock:
-        try:
-            import fcntl
-
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        except (ImportError, OSError):
-            pass  # no advisory locks here: the rename below still keeps the file whole
+    # The claims lock serialises the rebuilds (without advisory locks, the rename in
+    # files.write still keeps the file whole); nothing below claims a name.
+    with ClaimsLock(files.claims_dir):
         names = sorted((n for n in os.listdir(parts_dir) if n.startswith(PARTS + "-") and n.endswith(".md")),
                        key=lambda n: int(n[len(PARTS) + 1:-3]) if n[len(PARTS) + 1:-3].isdigit() else 0)
         body = ["# pellucid dump index", "",
