@@ -15,6 +15,7 @@ from pellucid.bytecode.normalize import raw_instructions
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.source_lines import at_first_line
+from pellucid.decompiler.tree_nodes import CONTEXTS, child_nodes
 
 PY = sys.version_info[:2]
 CO_VARARGS = inspect.CO_VARARGS
@@ -325,22 +326,18 @@ _BINDS_NOTHING = frozenset([ast.Attribute, ast.Call, ast.Constant, ast.Load, ast
                             ast.keyword, ast.Return, ast.If, ast.BoolOp, ast.Slice, ast.Dict])
 
 
-_CONTEXTS = frozenset([ast.Load, ast.Store, ast.Del])
-
-
 def _bound_names(body: List[ast.stmt]) -> Set[str]:
     """Names ``body`` binds in its own scope -- and, to be safe, the targets of comprehensions
     (3.12+ keeps an inlined comprehension's variables among the function's locals, though the
     source binds them in the comprehension's scope)."""
     bound: Set[str] = set()
     work: List[ast.AST] = list(body)
-    append, extend, ast_type = work.append, work.extend, ast.AST
     while work:
         node = work.pop()
         cls = type(node)
-        if cls in _CONTEXTS:
+        if cls in CONTEXTS:
             continue  # (a third of the nodes: no children, no name)
-        if cls is ast.Name and type(node.ctx) in _CONTEXTS:
+        if cls is ast.Name and type(node.ctx) in CONTEXTS:
             # (the commonest node: its only child is its context, which binds nothing)
             if type(node.ctx) is not ast.Load:
                 bound.add(node.id)
@@ -368,13 +365,7 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
             bound.add(node.name)  # type: ignore[attr-defined]
         elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
             bound.add(node.rest)  # type: ignore[attr-defined]
-        # (child_nodes inlined: once per node of the body)
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                extend([v for v in value if isinstance(v, ast_type)])
-            elif isinstance(value, ast_type):
-                append(value)
+        work.extend(child_nodes(node))
     return bound
 
 

@@ -5,6 +5,7 @@ import sys
 from typing import Any, List, Set, Tuple
 
 from pellucid.decompiler import markers as M
+from pellucid.decompiler.tree_nodes import CONTEXTS
 
 
 _Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
@@ -54,7 +55,7 @@ def _check_and_locate(tree: ast.AST) -> None:
     checked: Set[type] = set()  # classes already found to be ``ast``'s own (within this call)
     ast_type = ast.AST
     end_if_none = _END_IF_NONE
-    contexts = (ast.Load, ast.Store, ast.Del)
+    contexts = CONTEXTS
     name_type = ast.Name
     while work:
         node, inherited = pop()
