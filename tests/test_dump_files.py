@@ -77,3 +77,21 @@ def test_written_files_are_whole_and_leave_no_temporary_files(tmp_path):
     with open(path) as fh:
         assert fh.read() == "x = 2\n"
     assert sorted(n for n in os.listdir(str(tmp_path)) if not n.startswith(CLAIMS)) == ["x.py"]
+
+
+def test_a_long_registry_keeps_only_each_names_last_claim(tmp_path, monkeypatch):
+    import pellucid.dynamo.dump_files as dump_files
+
+    monkeypatch.setattr(dump_files, "COMPACT_AT", 200)
+    files = DumpFiles(str(tmp_path))
+    dead, live = _dead_pid(), os.getppid()
+    with open(_registry(tmp_path), "a") as fh:
+        for k in range(50):
+            fh.write("a.py\t%d\n" % dead)
+            fh.write("b.py\t%d\n" % (dead if k < 49 else live))  # the last claim of b is live
+    assert os.path.basename(files.claim("c.py")) == "c.py"
+    with open(_registry(tmp_path)) as fh:
+        lines = fh.read().splitlines()
+    assert lines == ["a.py\t%d" % dead, "b.py\t%d" % live, "c.py\t%d" % os.getpid()]
+    assert os.path.basename(files.claim("b.py")) == "b.1.py"  # still owned by the live process
+    assert os.path.basename(files.claim("a.py")) == "a.py"

@@ -46,6 +46,8 @@ class DumpDirError(OSError):
 #: the claims registry in the claims directory: one ``<name>\t<pid>`` line per claim, the last
 #: line for a name saying who owns it
 REGISTRY = "owners"
+#: registry size (bytes) past which a claim first drops the lines later lines overrule
+COMPACT_AT = 1 << 16
 
 
 class ClaimsLock:
@@ -89,6 +91,8 @@ class ClaimsLock:
         """Make this process the owner of ``name``."""
         assert self.fh is not None
         end = self.fh.seek(0, os.SEEK_END)
+        if end > COMPACT_AT:
+            end = self._compact()
         torn = False
         if end:
             self.fh.seek(end - 1)
@@ -96,6 +100,22 @@ class ClaimsLock:
         line = "%s%s\t%d\n" % ("\n" if torn else "", name, os.getpid())
         self.fh.write(line.encode("utf-8"))  # ("a+" writes at the end, wherever we read)
         self.fh.flush()
+
+    def _compact(self) -> int:
+        """Keep only each name's last line (a directory reused run after run would otherwise
+        grow its registry, and every claim reads it whole); returns the new size."""
+        assert self.fh is not None
+        last: Dict[str, str] = {}
+        for line in self._text().split("\n"):
+            name, tab, _ = line.partition("\t")
+            if tab:
+                last.pop(name, None)  # (re-inserted: the dict keeps the claims' order)
+                last[name] = line
+        data = "".join(line + "\n" for line in last.values()).encode("utf-8")
+        self.fh.truncate(0)
+        self.fh.write(data)
+        self.fh.flush()
+        return len(data)
 
 
 class DumpFiles:
