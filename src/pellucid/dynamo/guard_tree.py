@@ -866,7 +866,7 @@ def _split_call_args(text: str) -> List[str]:
     rest = text[head.end():]
     if rest in _REST_ARGS:
         args = _REST_ARGS[rest]
-    elif rest.isascii() and (_PLAIN_SOURCE.fullmatch(rest) or _CLASS_DICT_SOURCE.fullmatch(rest)):
+    elif _plain_source(rest) or (rest.isascii() and _CLASS_DICT_SOURCE.fullmatch(rest)):
         args = [rest]  # (one expression, all on one ASCII line: the parser's segment is rest)
     else:
         args = None
