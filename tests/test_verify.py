@@ -405,3 +405,24 @@ def test_dynamo_transformed_code():
     for name, ok, reason in results:
         print("  %s: %s %s" % (name, "verified" if ok else "NOT verified", reason[:400]))
     assert all(ok for _, ok, _ in results), results
+
+
+def test_the_ops_step_dispatches_on_are_exactly_its_tested_ops():
+    # _step sends an op that is not in _STEP_OPS straight to the effect code, skipping its own
+    # branches: the set must name every op a branch of _step tests, and only those.
+    import ast as _ast
+    import inspect
+
+    from pellucid.verify import machine
+
+    tested = set()
+    for node in _ast.walk(_ast.parse(textwrap.dedent(inspect.getsource(machine._step)))):
+        if isinstance(node, _ast.Compare) and isinstance(node.left, _ast.Name) and node.left.id == "op":
+            for cmp_op, right in zip(node.ops, node.comparators):
+                if isinstance(cmp_op, _ast.Eq) and isinstance(right, _ast.Constant):
+                    tested.add(right.value)
+                elif isinstance(cmp_op, _ast.In) and isinstance(right, (_ast.Tuple, _ast.Set, _ast.List)):
+                    tested.update(e.value for e in right.elts if isinstance(e, _ast.Constant))
+                elif isinstance(cmp_op, _ast.In) and isinstance(right, _ast.Name):
+                    tested.update(getattr(machine, right.id))  # a table of the module's
+    assert tested == set(machine._STEP_OPS)

@@ -823,7 +823,8 @@ _FOLD_COMPARE = {
 _UNSURE_KINDS = frozenset({"v", "cellv", "unbound"})
 
 # Every op ``_step`` tests for below: any other goes straight to ``_list_step`` and
-# ``_effect_op``, as it would after failing every test (most effects are such ops).
+# ``_effect_op``, as it would after failing every test (most effects are such ops).  A test
+# (tests/test_verify.py) reads ``_step``'s comparisons and checks this set names exactly them.
 _STEP_OPS = frozenset({
     "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_AND_CLEAR", "STORE_FAST", "STORE_DEREF",
     "DELETE_FAST", "LOAD_DEREF", "DELETE_DEREF", "LOAD_CLOSURE", "POP_TOP", "PUSH_NULL", "COPY",
@@ -831,9 +832,8 @@ _STEP_OPS = frozenset({
     "BUILD_SLICE", "BUILD_STRING", "LOAD_ASSERTION_ERROR", "STOPITERATION_ERROR",
     "ASYNC_GEN_WRAP", "UNPACK_SEQUENCE", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME",
     "LOAD_ATTR", "CHECK_EXC_MATCH", "EXC_MATCH2", "LOAD_GLOBAL", "PUSH_EXC_INFO", "POP_EXCEPT",
-    "RERAISE", "RAISE_VARARGS", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP",
-    "JUMP_IF_TRUE_OR_POP", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "RETURN_VALUE",
-    "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP", "END_SEND"})
+    "RERAISE", "RAISE_VARARGS", *_NEUTRAL_JUMPS, "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+    "RETURN_VALUE", "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP", "END_SEND"})
 
 
 def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
