@@ -8,8 +8,9 @@ fake tensor, storage and source (``describe_*``), the compile-time profile (``ch
 -- about 15 ms per GPT-2 compile that nothing reads -- and of every ``artifact`` (a resume
 function's bytecode listings, Dynamo's side-effect report), of which pellucid reads only the
 graph-break reasons.  :func:`install` wraps the ``trace_structured`` function those calls go
-through so that these events return at once when pellucid's handler is the logger's only one.  With any other handler (``TORCH_TRACE``, a user's
-own) every event is built and sent exactly as before.
+through so that these events return at once when pellucid's handler is the logger's only one.
+With any other handler (``TORCH_TRACE``, a user's own) every event is built and sent exactly as
+before.
 
 The wrapper is an optimisation only: where this torch has no such function nothing is wrapped
 and nothing is lost, so no warning is given.
@@ -20,6 +21,8 @@ from typing import Any, Callable, List
 
 #: events pellucid never reads (see :data:`pellucid.dynamo.capture.GRAPH_EVENTS` for those it does)
 UNREAD_EVENTS = frozenset({
+    "dynamo_start",  # (its metadata is the stack of the frame being compiled)
+    "dynamo_guards",
     "dynamo_cpp_guards_str",
     "chromium_event",
     "describe_tensor",
