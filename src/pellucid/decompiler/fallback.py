@@ -50,6 +50,7 @@ from pellucid.bytecode.positions import instruction_positions
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.unparse import unparse
+from pellucid.decompiler.tree_nodes import copy_tree
 
 PY = sys.version_info[:2]
 MARKER = "__pellucid_fallback__"
@@ -1269,6 +1270,23 @@ def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bo
     Returns ``(statements, declarer)``; ``declarer.declarations()`` gives ``global``/``nonlocal``
     (the fallback puts its own declarations in its statements).
     """
+    # A nested body is decompiled again each time the structurer retries a region holding its
+    # definition (a module whose class statements sit in ``try``/``if`` blocks decompiled each
+    # class body thousands of times: collections took 10 s).  The second time a body is asked
+    # for in one decompile (one pool), a copy of it is kept and handed out from then on; copies,
+    # since callers build on the statements they get.
+    key = (id(code), comprehension, function, class_name)
+    kept = pool.bodies.get(key)
+    if kept is not None and kept[0] is code and kept[1] is not None:
+        return copy_tree(kept[1]), kept[2]
+    stmts, sub = _body_or_fallback(code, pool, comprehension, function, class_name)
+    pool.bodies[key] = (code, copy_tree(stmts) if kept is not None else None, sub)
+    return stmts, sub
+
+
+def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bool,
+                      function: Optional[bool], class_name: Optional[str]
+                      ) -> Tuple[List[ast.stmt], Any]:
     from pellucid.decompiler.body import BodyDecompiler
 
     try:
