@@ -21,6 +21,51 @@ CASES = {
         joined = join("a", "b")
         letters = ascii_lowercase[:3]
     """, ["joined", "letters"]),
+    # ``def __f`` in ``class A`` stores ``_A__f``: the body must still read as definitions
+    "class_private_names": ("""
+        class _Node:
+            __limit = 3
+            def __init__(self, value):
+                self.__value = value
+            def __check(self):
+                return self.__value < self.__limit
+            class __Inner:
+                pass
+            def result(self):
+                return self.__check(), type(self.__Inner()).__name__
+        result = _Node(2).result(), _Node(5).result()
+        names = sorted(n for n in vars(_Node) if n.startswith("_Node"))
+    """, ["result", "names"]),
+    # module code with many try statements, each holding a class (see the timing test)
+    "sequential_tries": ("""
+        try:
+            from _collections import deque
+        except ImportError:
+            deque = None
+        else:
+            kind = "c"
+        class A:
+            def f(self):
+                return 1
+        try:
+            from _does_not_exist import thing
+        except ImportError:
+            thing = "fallback"
+        class B(A):
+            def g(self):
+                return [self.f() for _ in range(2)]
+        try:
+            import json
+        except ImportError:
+            json = None
+        class C(B):
+            pass
+        try:
+            import _pellucid_missing
+        except ImportError:
+            missing = True
+        out = C().g(), thing, kind, missing, json.__name__, deque.__name__
+    """, ["out"]),
 }
 
 
@@ -39,3 +84,20 @@ def test_module_round_trip(case_id):
     assert MARKER not in text, text
     before, after = _run(source), _run(text)
     assert {n: before[n] for n in names} == {n: after[n] for n in names}, text
+
+
+def test_sequential_tries_are_not_decompiled_over_and_over():
+    # Each class body used to be decompiled once per way the structurer tried the regions
+    # around it -- a number doubling with each try statement before the class.
+    lines = []
+    for k in range(10):
+        lines += ["try:", "    import _pellucid_missing_%d" % k, "except ImportError:", "    pass",
+                  "class C%d:" % k, "    def f(self):", "        return [x for x in range(%d)]" % k]
+    code = compile("\n".join(lines) + "\n", "<tries>", "exec")
+    start = time.perf_counter()
+    text = pellucid.decompile(code)
+    elapsed = time.perf_counter() - start
+    assert MARKER not in text
+    namespace = _run(text)
+    assert [namespace["C%d" % k]().f() for k in range(10)] == [list(range(k)) for k in range(10)]
+    assert elapsed < 5.0, "decompiling took %.1f s" % elapsed
