@@ -88,9 +88,12 @@ def test_module_round_trip(case_id):
 
 def test_sequential_tries_are_not_decompiled_over_and_over():
     # Each class body used to be decompiled once per way the structurer tried the regions
-    # around it -- a number doubling with each try statement before the class.
+    # around it -- a number doubling with each try statement before the class.  3.11+ reads
+    # sixteen of them at once; up to 3.10 the doubling remains (the time is only kept in
+    # bounds for ten, see the issue note), though each class body is decompiled once.
+    n = 16 if sys.version_info >= (3, 11) else 10
     lines = []
-    for k in range(10):
+    for k in range(n):
         lines += ["try:", "    import _pellucid_missing_%d" % k, "except ImportError:", "    pass",
                   "class C%d:" % k, "    def f(self):", "        return [x for x in range(%d)]" % k]
     code = compile("\n".join(lines) + "\n", "<tries>", "exec")
@@ -99,5 +102,5 @@ def test_sequential_tries_are_not_decompiled_over_and_over():
     elapsed = time.perf_counter() - start
     assert MARKER not in text
     namespace = _run(text)
-    assert [namespace["C%d" % k]().f() for k in range(10)] == [list(range(k)) for k in range(10)]
+    assert [namespace["C%d" % k]().f() for k in range(n)] == [list(range(k)) for k in range(n)]
     assert elapsed < 5.0, "decompiling took %.1f s" % elapsed
