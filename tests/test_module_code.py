@@ -4,7 +4,6 @@ Each case is compiled as a module, its module code decompiled, and both sources 
 namespaces; the names the case lists must hold equal values.  ``structured`` cases must also
 decompile without the fallback.
 """
-import sys
 import textwrap
 import time
 
@@ -87,11 +86,10 @@ def test_module_round_trip(case_id):
 
 
 def test_sequential_tries_are_not_decompiled_over_and_over():
-    # Each class body used to be decompiled once per way the structurer tried the regions
-    # around it -- a number doubling with each try statement before the class.  3.11+ reads
-    # sixteen of them at once; up to 3.10 the doubling remains (the time is only kept in
-    # bounds for ten, see the issue note), though each class body is decompiled once.
-    n = 16 if sys.version_info >= (3, 11) else 10
+    # Each try statement's handler used to be probed by walking all the code after it,
+    # building every later try statement (with its own probe) and class body on the way: the
+    # time doubled with each try statement (sixteen took minutes).
+    n = 16
     lines = []
     for k in range(n):
         lines += ["try:", "    import _pellucid_missing_%d" % k, "except ImportError:", "    pass",

@@ -638,11 +638,16 @@ class ProtectedBuilder:
         so a walk reaching such a block has passed a POP_EXCEPT: the handler is no ``finally``
         whatever follows.  Without this stop an ``except`` clause's probe walked on through
         the rest of the code, building every later ``try`` statement (each with its own probe
-        walking the rest): twice the time for each ``try`` more in a module body.  Up to 3.10
-        the clauses' code has no such cover, and nothing is stopped.
+        walking the rest): twice the time for each ``try`` more in a module body.
+
+        Up to 3.10 the clauses' code has no such cover.  There the stop is where the code the
+        handler reaches by plain jumps without a POP_EXCEPT (``inside``) leads on after one
+        (handlers nested in it are entered by exceptions, so their POP_EXCEPTs are not met).
+        A handler with a POP_EXCEPT in reach is no ``finally``, stopped or not; without one,
+        nothing is stopped.
         """
         if _PY < (3, 11):
-            return frozenset()
+            return self._beyond_pop_except(hblock)
         h = block.handler
         while h is not None and h.target != level:
             h = h.outer
@@ -654,6 +659,30 @@ class ProtectedBuilder:
             return frozenset()
         around = cleanup.outer
         return frozenset(b for b in self.cfg.blocks if b is not hblock and b.handler == around)
+
+    def _beyond_pop_except(self, hblock: Block) -> FrozenSet[Block]:
+        """(Up to 3.10) see :meth:`_beyond_handler`."""
+        inside = {hblock}
+        work = [hblock]
+        exits: List[Block] = []
+        while work:
+            b = work.pop()
+            if any(i.op == "POP_EXCEPT" for i in b.instrs):
+                exits.append(b)
+                continue
+            for nxt in (b.jump, b.fallthrough):
+                if nxt is not None and nxt not in inside:
+                    inside.add(nxt)
+                    work.append(nxt)
+        beyond: set = set()
+        work = [nxt for b in exits for nxt in (b.jump, b.fallthrough) if nxt is not None]
+        while work:
+            b = work.pop()
+            if b in beyond or b in inside:
+                continue
+            beyond.add(b)
+            work.extend(nxt for nxt in (b.jump, b.fallthrough) if nxt is not None)
+        return frozenset(beyond)
 
     def _is_finally(self, hs: List[ast.stmt]) -> bool:
         """A ``finally`` handler: no exception matching or POP_EXCEPT, and every way through it
