@@ -517,6 +517,17 @@ def f(x, y):
     return a, b, c, d, e, g, h, i, j, k, m, n, o, p, q
 """, [(1, 2), ("s", "t")])
 
+case("unpacking_repeated_target_name", r"""
+def f(rows):
+    # 3.13 compiles the first of two stores to one name as POP_TOP
+    out = []
+    for tag, _, _, _, _ in rows:
+        out.append(tag)
+    a, _, _ = rows[0][:3]
+    b, (c, _, _), _ = rows[0][0], rows[0][1:4], rows[0][4]
+    return out, a, b, c, _, any(t == "x" for t, _, _, _, _ in rows)
+""", [([("x", 1, 2, 3, 4), ("y", 5, 6, 7, 8)],)])
+
 case("unpacking_star_assignment", r"""
 def f(xs):
     first, *rest = xs

@@ -31,6 +31,7 @@ STRUCTURED = (
     "chained_comparison_four_operands_while_copied_exit",
     "chained_comparison_values_copied_tails",
     "class_private_names_mangled",  # difflib.SequenceMatcher, collections.UserList (module code)
+    "unpacking_repeated_target_name",  # difflib.context_diff (3.13)
 )
 
 

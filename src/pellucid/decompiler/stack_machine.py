@@ -322,6 +322,11 @@ class StackMachine:
     # stack shuffles -----------------------------------------------------------------------------
     def op_POP_TOP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
+        if PY >= (3, 13) and isinstance(v, M.UnpackItem):
+            name = self._overwritten_store(ins)
+            if name is not None:
+                self.store(ast.Name(name, ast.Store()), v, stack, out)  # type: ignore[attr-defined]
+                return
         if isinstance(v, ImportModule):
             if v.names:
                 self.emit(out, ast.ImportFrom(v.value if v.level == 0 or v.value else None,
@@ -341,6 +346,17 @@ class StackMachine:
                     for n in all_nodes(v)):
             return  # building a display of constants has no effect (Dynamo drops spare lists)
         self.emit(out, ast.Expr(self.value(v)), stack)
+
+    def _overwritten_store(self, ins: Instr) -> Optional[str]:
+        """3.13 compiles ``STORE_FAST x; STORE_FAST x`` as ``POP_TOP; STORE_FAST x``: the name
+        an unpacked item popped at ``ins`` was stored to (``for a, _, _ in t``), if so."""
+        instrs = self.instrs  # type: ignore[attr-defined]
+        j = ins.index + 1
+        while j < len(instrs) and instrs[j].op == "POP_TOP":
+            j += 1  # (``a, _, _, _``: every store but the last is popped)
+        if j < len(instrs) and instrs[j].op == "STORE_FAST":
+            return instrs[j].arg  # type: ignore[no-any-return]
+        return None
 
     def op_COPY(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack[-arg]
