@@ -388,6 +388,7 @@ def f(n):
         def __init__(self, value, nxt=None):
             self.__value = value
             self.__next = nxt
+            self._Node__spelled = "mangled by hand"  # 3.13 records names as written
         @staticmethod
         def __check(v):
             return v >= 0

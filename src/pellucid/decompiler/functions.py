@@ -57,6 +57,35 @@ def private_name(class_name: str, name: str) -> str:
     return "_%s%s" % (stripped, name) if stripped else name
 
 
+def _demangle_attributes(body: List[ast.stmt], class_name: str, static: Optional[Set[str]]) -> None:
+    """Write ``obj._Name__x`` as ``obj.__x`` in the code of ``class Name`` (its methods too):
+    the compiler mangles the latter into the former there, so the bytecode is the same.
+
+    3.13 also records the names a method assigns on ``self`` as written (the class's
+    ``__static_attributes__``, given as ``static``): a mangled name recorded as such was
+    written mangled, and stays so.  Nested classes mangle with their own name: not entered.
+    """
+    prefix = "_" + class_name.lstrip("_") + "__"
+    if prefix == "___":
+        return  # a class named only with underscores mangles nothing
+    work: List[ast.AST] = list(body)
+    while work:
+        node = work.pop()
+        if isinstance(node, ast.ClassDef):
+            # (its bases, keywords and decorators are read in this class's code)
+            work.extend(node.bases)
+            work.extend(node.keywords)
+            work.extend(node.decorator_list)
+            continue
+        if isinstance(node, ast.Attribute):
+            attr = node.attr
+            if attr.startswith(prefix) and (static is None or attr not in static):
+                plain = attr[len(prefix) - 2:]
+                if private_name(class_name, plain) == attr:
+                    node.attr = plain
+        work.extend(child_nodes(node))
+
+
 class PendingClass(M.Marker):
     """A ``class`` statement whose name binding (STORE) has not been seen yet."""
 
@@ -201,12 +230,15 @@ class FunctionBuilder:
         when unknown: then no ``def __f`` is written for a stored ``_C__f``)."""
         code = stub.value
         from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
-        stmts, sub = body_or_fallback(code, self.consts, function=False,
-                                      class_name=name if statement_name == "" else statement_name)
+        mangle_as = name if statement_name == "" else statement_name
+        stmts, sub = body_or_fallback(code, self.consts, function=False, class_name=mangle_as)
         body: List[ast.stmt] = []
+        static: Optional[Set[str]] = None
         for s in stmts:
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 tname = s.targets[0].id
+                if tname == "__static_attributes__" and isinstance(s.value, ast.Tuple):
+                    static = {e.value for e in s.value.elts if isinstance(e, ast.Constant)}
                 if tname in _CLASS_BOOKKEEPING:
                     continue
                 if tname == "__doc__" and not body and isinstance(s.value, ast.Constant):
@@ -215,6 +247,8 @@ class FunctionBuilder:
             if isinstance(s, ast.Return):
                 continue
             body.append(s)
+        if mangle_as is not None:
+            _demangle_attributes(body, mangle_as, static)
         decls = sub.declarations()
         from pellucid.decompiler.class_scope import unbind_own_names
         body = unbind_own_names(body)
