@@ -7,6 +7,7 @@ clause's ``as`` binding, a loop target) are emitted as assignments from those ma
 """
 import ast
 import copy
+import itertools
 import sys
 import types
 from typing import Any, List, Optional
@@ -171,9 +172,11 @@ _SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.
 
 def _still_used(v: ast.AST, stack: List[Any]) -> bool:
     """Whether the very object ``v`` is on the stack or inside an expression on it."""
+    # (``in`` is identity for stack values: no node class defines ``__eq__``; one C-level pass
+    # answers for the dozens of names and constants Dynamo's code keeps on the stack)
+    if v in stack:
+        return True
     for x in stack:
-        if x is v:
-            return True
         if type(x) in _LEAVES:
             continue  # (no sub-expressions: Dynamo's code keeps dozens of these on the stack)
         # (``in`` is identity here: no node class defines ``__eq__``; it saves a generator)
@@ -183,6 +186,14 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
 
 
 _LEAVES = (ast.Name, ast.Constant)
+
+# Each name made by ``LOAD_ASSERTION_ERROR`` (the only nodes ``statements_cleanup.tidy`` rewrites
+# around) sets ``last_assertion_stamp`` to a new number, so a caller that finds it unchanged after
+# decompiling knows its tree has none (render.code_to_ast then skips tidy's whole-tree walk).
+# (Numbers from one counter, each written once: whatever other threads write, the value read
+# after a name was made in between is never the one read before.)
+_assertion_stamps = itertools.count(1)
+last_assertion_stamp = 0
 
 
 class StackMachine:
@@ -315,8 +326,10 @@ class StackMachine:
         stack.append(M.ClassBuilder())
 
     def op_LOAD_ASSERTION_ERROR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        global last_assertion_stamp
         node = name_load("AssertionError")
         node._assertion = True  # type: ignore[attr-defined]  # becomes an ``assert`` statement
+        last_assertion_stamp = next(_assertion_stamps)
         stack.append(node)
 
     # stack shuffles -----------------------------------------------------------------------------
