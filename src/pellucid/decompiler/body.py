@@ -30,9 +30,10 @@ from pellucid.decompiler.stack_machine import (
     same_expr,
 )
 from pellucid.decompiler.structure import Ctx, Structurer
-from pellucid.decompiler.tree_nodes import all_nodes
+from pellucid.decompiler.tree_nodes import CONTEXTS, all_nodes
 
 PY = sys.version_info[:2]
+_Constant, _Name = ast.Constant, ast.Name
 
 
 class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, FunctionBuilder,
@@ -120,10 +121,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             else set()
         spill: List[int] = []
         pending = self.pending
+        fast_locals = self._fast_locals  # (_is_fast_local, inlined: Dynamo's stacks are long)
         # Entries below the floor belong to an enclosing statement, saved before it began.
         for k in range(self.floor, len(stack)):
             v = stack[k]
-            if id(v) in pending and (runs_code or any(
+            if pending and id(v) in pending and (runs_code or any(
                     isinstance(t, ast.Name) and t.id in named for t in pending[id(v)])):
                 # A value already stored to a variable (``COPY; STORE_FAST``) whose store waits
                 # for its use: code the statement runs could see that variable still unbound,
@@ -131,14 +133,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 spill.append(k)
                 continue
             cls = type(v)
-            if cls is ast.Constant:
+            if cls is _Constant:
                 continue  # (_never_changes, inlined for the commonest values)
-            if cls is ast.Name:
-                if v.id.startswith("__pellucid"):
+            if cls is _Name:
+                name = v.id
+                if name.startswith("__pellucid"):
                     continue  # (_never_changes)
+                if name not in stored and (not runs_code or name in fast_locals):
+                    continue  # (the test below, for this exact class)
             elif _never_changes(v):
                 continue
-            if isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
+            elif isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
                 # A global, builtin or cell read earlier can be rebound by code the statement
                 # runs (Dynamo loads its graph function before calling its hooks): only a fast
                 # local is safe to read later.
@@ -158,9 +163,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             runs = [getattr(stack[k], "_seq", 0) for k in spill if _may_run_code(stack[k])]
             if runs:
                 last = max(runs)
+                # (``j in spill`` as a set: what the loop appends is below the j it tests next)
+                saved = set(spill)
                 for j in range(self.floor, len(stack)):
                     v = stack[j]
-                    if j in spill or getattr(v, "_seq", 0) >= last:
+                    if j in saved or getattr(v, "_seq", 0) >= last:
                         continue
                     if id(v) in self.pending or (isinstance(v, ast.Name) and not _never_changes(v)
                                                  and not self._is_fast_local(v.id)):
@@ -499,7 +506,15 @@ _QUIET_NODES = (ast.Name, ast.Constant, ast.expr_context, ast.Assign, ast.Expr, 
 def _may_run_code(stmt: ast.AST) -> bool:
     """Whether ``stmt`` (or an expression) can run code that is not its own (a call, an
     operator, an attribute...)."""
-    return any(not isinstance(node, _QUIET_NODES) for node in all_nodes(stmt))
+    if type(stmt) is _Name and type(stmt.ctx) in CONTEXTS:  # type: ignore[attr-defined]
+        return False  # (the commonest value: a name and its context, both quiet)
+    if not isinstance(stmt, _QUIET_NODES):
+        return True  # (all_nodes' first node: no walk for a call or a subscript)
+    # (a loop, not ``any`` over a generator: asked of every value a statement saves)
+    for node in all_nodes(stmt):
+        if not isinstance(node, _QUIET_NODES):
+            return True
+    return False
 
 
 def _never_changes(v: Any) -> bool:
