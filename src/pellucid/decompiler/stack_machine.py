@@ -10,7 +10,7 @@ import copy
 import itertools
 import sys
 import types
-from typing import Any, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, instruction_positions
@@ -186,6 +186,7 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
 
 
 _LEAVES = (ast.Name, ast.Constant)
+_expr = ast.expr
 
 # Each name made by ``LOAD_ASSERTION_ERROR`` (the only nodes ``statements_cleanup.tidy`` rewrites
 # around) sets ``last_assertion_stamp`` to a new number, so a caller that finds it unchanged after
@@ -205,6 +206,7 @@ class StackMachine:
     """
 
     code: types.CodeType
+    _op_handlers: Dict[str, Callable[..., None]]  # (set by step)
     seq_counter = 0
 
     # -- helpers --------------------------------------------------------------------------------
@@ -238,14 +240,22 @@ class StackMachine:
     # -- the instruction set ----------------------------------------------------------------------
     def step(self, ins: Instr, stack: List[Any], out: List[ast.stmt]) -> None:  # noqa: C901
         op = ins.op
-        arg = ins.arg
-        handler = getattr(self, "op_" + op, None)
+        attrs = self.__dict__
+        # The op's method, looked up once per decompiler: its class's ``op_<op>`` (no instance
+        # has attributes of that form), kept unbound so the table holds no reference to ``self``.
+        handlers = attrs.get("_op_handlers")
+        if handlers is None:
+            handlers = self._op_handlers = {}
+        handler = handlers.get(op)
         if handler is None:
-            raise StructureError("unsupported instruction %s" % op)
+            handler = getattr(type(self), "op_" + op, None)
+            if handler is None:
+                raise StructureError("unsupported instruction %s" % op)
+            handlers[op] = handler
         emitted = len(out)
-        handler(arg, stack, out, ins)
+        handler(self, ins.arg, stack, out, ins)
         # (source_position inlined: once per instruction)
-        table = self.__dict__.get("_positions")
+        table = attrs.get("_positions")
         if table is None:
             table = self._positions = instruction_positions(self.code)
         position = table.get(ins.offset)
@@ -253,7 +263,7 @@ class StackMachine:
         # value and statement came from in the original source: recompiled code keeps those
         # lines (see pellucid.decompiler.source_lines).  (One loop for both: once per instruction.)
         for v in stack[-2:]:
-            if isinstance(v, ast.expr):
+            if isinstance(v, _expr):
                 if not hasattr(v, "_seq"):
                     self.seq_counter += 1
                     v._seq = self.seq_counter  # type: ignore[attr-defined]
