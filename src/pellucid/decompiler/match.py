@@ -9,7 +9,8 @@ same place: the next case.  Bodies and the rest of the match are then walked lik
 an ``if``; the next case decoded on the failure side is merged into the same ``match``.
 
 Anything not recognised raises :class:`StructureError` (or, before any pattern opcode has been
-seen, declines so the instructions are decompiled as ordinary code).
+seen, declines so the instructions are decompiled as ordinary code).  A ``COPY 1`` from which the
+decoder could only decline (:meth:`MatchBuilder._may_start_case`) is not decoded at all.
 """
 from __future__ import annotations
 
