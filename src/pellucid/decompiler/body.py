@@ -62,8 +62,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             raise StructureError("no instructions")
         self.cfg = CFG(self.instrs)
         if PY >= (3, 10) and any(self.cfg.is_loop_header(b) for b in self.cfg.blocks):
-            self._depths = entry_depths(code)
-            splits = rotated_test_starts(self.cfg, self._depths)
+            splits = rotated_test_starts(self.cfg, self._entry_depths)
             if splits:
                 self.cfg = CFG(self.instrs, splits)
         self.globals_: Set[str] = set()
@@ -82,6 +81,14 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.legacy_exceptions = PY < (3, 11)
         self.forward_only_tests = PY >= (3, 12)
         self.returns_const = PY >= (3, 12)
+
+    def _entry_depths(self) -> Dict[int, int]:
+        """``stack_depth.entry_depths`` of the code, worked out on first use (loops.py reads
+        ``_depths`` too)."""
+        depths = self.__dict__.get("_depths")
+        if depths is None:
+            depths = self._depths = entry_depths(self.code)
+        return depths
 
     def statements(self) -> List[ast.stmt]:
         entry = self.cfg.blocks[0]
@@ -387,7 +394,9 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             self.emit(out, definition, stack)
             return
         # ``a = b = v`` / walrus: the same value is still on the stack
-        if any(x is v for x in stack) and not isinstance(v, M.Marker):
+        # (``in`` is identity for stack values, no node class defines ``__eq__``; one C-level
+        # pass over the dozens of values Dynamo's code keeps on the stack)
+        if not isinstance(v, M.Marker) and v in stack:
             self.pending.setdefault(id(v), []).append(target)
             return
         targets = self.pending.pop(id(v), []) + [target]
