@@ -147,11 +147,14 @@ def first_shared(stmt: ast.AST, stack: List[Any],
     temporary in a statement of its own just before).  ``nodes``: :func:`all_nodes` of
     ``stmt``, if the caller has it.
     """
-    # (``_copied`` tested first: it is rare, and the walk runs for every statement)
-    if not any(getattr(n, "_copied", False) and is_copied(n)
-               for n in (all_nodes(stmt) if nodes is None else nodes)):
+    # (``_copied`` tested first: it is rare, and the walk runs for every statement; a loop, not
+    # ``any`` over a generator)
+    for n in (all_nodes(stmt) if nodes is None else nodes):
+        if getattr(n, "_copied", False) and is_copied(n):
+            break
+    else:
         # The common case (every statement is asked): one flat walk answers it, without
-        # building the evaluation order (a recursive generator per node).  It sees every node
+        # building the evaluation order (a recursion per node).  It sees every node
         # eval_order does (and those of nested scopes besides), so it never misses one.
         return None
     items = eval_order(stmt)
