@@ -381,6 +381,33 @@ def f(prefix, n):
     return before, g.greet("amy"), suffix
 """, [("hi", 1), ("yo", 2)])
 
+case("class_private_names_mangled", r"""
+def f(n):
+    class _Node:
+        __slots__ = ("__value", "__next")
+        def __init__(self, value, nxt=None):
+            self.__value = value
+            self.__next = nxt
+        @staticmethod
+        def __check(v):
+            return v >= 0
+        @property
+        def __total(self):
+            return self.__value + (self.__next.__total if self.__next else 0)
+        def total(self):
+            return self.__total if self.__check(self.__value) else None
+        class __Meta:
+            __depth = 2
+        def depth(self):
+            return self.__Meta._Meta__depth
+        __private = staticmethod(lambda: "lambda")
+    node = None
+    for k in range(n):
+        node = _Node(k, node)
+    return (node.total() if node else None, node.depth() if node else None, _Node._Node__private(),
+            sorted(x for x in vars(_Node) if "__" in x and not x.startswith("__")))
+""", [(0,), (1,), (3,)])
+
 case("class_body_scoping_rules", r"""
 def f(x):
     y = "function y"

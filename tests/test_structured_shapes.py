@@ -30,6 +30,7 @@ STRUCTURED = (
     "chained_comparison_four_operands_if_copied_exit",  # found reading 3.12's fuzz fallbacks
     "chained_comparison_four_operands_while_copied_exit",
     "chained_comparison_values_copied_tails",
+    "class_private_names_mangled",  # difflib.SequenceMatcher, collections.UserList (module code)
 )
 
 

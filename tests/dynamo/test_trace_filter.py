@@ -1,7 +1,8 @@
 """prepare_debug does not make torch build structured-trace events nobody reads.
 
 With pellucid's handler the only one on torch's ``trace_log``, the events in
-``trace_filter.UNREAD_EVENTS`` are dropped before their payloads are built; with another
+``trace_filter.UNREAD_EVENTS`` and the artifacts not in ``trace_filter.READ_ARTIFACTS`` are
+dropped before their payloads are built; with another
 handler attached every event still reaches it; the functions wrapped are restored afterwards;
 and what pellucid reads (the graph) is still captured.
 """
@@ -39,7 +40,10 @@ def _spy(monkeypatch):
 
     def spy(name, *args, **kwargs):
         if _internal.trace_log.handlers:  # torch builds the event only when someone listens
-            built.append(name)
+            label = name
+            if name == "artifact":
+                label += ":" + (args[0] if args else kwargs["metadata_fn"])()["name"]
+            built.append(label)
         return original(name, *args, **kwargs)
     for module_name, attr in trace_filter._CALL_SITES:
         monkeypatch.setattr("%s.%s" % (module_name, attr), spy)
@@ -69,6 +73,49 @@ def test_unread_events_are_not_built_when_pellucid_alone_listens(tmp_path, monke
     assert capture.graphs and all(g.stages for g in capture.graphs.values())
     # restored: the function in place before the block (here the spy) is back
     assert _call_sites() == [spy, spy]
+
+
+class _Counter:
+    n = 0
+
+
+_COUNTER = _Counter()
+
+
+def _breaking_program(x):
+    _COUNTER.n = _COUNTER.n + 1  # a side effect: Dynamo reports it as an artifact
+    y = torch.sin(x)
+    if y.sum() > 0:  # a graph break: a resume function, whose bytecode is an artifact too
+        return y + 1
+    return y - 1
+
+
+def test_unread_artifacts_are_not_built_when_pellucid_alone_listens(tmp_path, monkeypatch):
+    built, _ = _spy(monkeypatch)
+    monkeypatch.setattr(_internal.trace_log, "handlers", [])
+    torch._dynamo.reset()
+    plain = torch.compile(_breaking_program, backend="eager")(torch.ones(3))
+    del built[:]
+    torch._dynamo.reset()
+    with pellucid.prepare_debug(str(tmp_path / "dump")) as capture:
+        out = torch.compile(_breaking_program, backend="eager")(torch.ones(3))
+    assert torch.equal(plain, out)
+    artifacts = sorted(set(n for n in built if n.startswith("artifact:")))
+    assert artifacts == ["artifact:dynamo_graph_break_reason"]  # the one pellucid reads
+    breaks = [gb for f in capture.frames.values() for gb in f.graph_breaks]
+    assert breaks and all(gb.reason for gb in breaks)
+    # and with another listener, the others are built as before
+    other = _Names()
+    _internal.trace_log.addHandler(other)
+    try:
+        del built[:]
+        torch._dynamo.reset()
+        with pellucid.prepare_debug(str(tmp_path / "dump2")):
+            torch.compile(_breaking_program, backend="eager")(torch.ones(3))
+    finally:
+        _internal.trace_log.removeHandler(other)
+    assert "artifact:dynamo_side_effects" in built
+    assert any(n.endswith("_ORIGINAL_BYTECODE") for n in built)
 
 
 def test_every_event_is_built_when_another_handler_listens(tmp_path, monkeypatch):

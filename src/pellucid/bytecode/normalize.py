@@ -410,7 +410,20 @@ def _normalize(code: types.CodeType) -> List[Instr]:
     if PY >= (3, 12):
         ins = _fold_end_for(ins)
         ins = _fold_copy_jumps(ins)
+        ins = _fold_intrinsic_results(ins)
     return _finalize(code, raw, ins)
+
+
+def _fold_intrinsic_results(ins: List[Instr]) -> List[Instr]:
+    """3.12+: ``from m import *`` (and the interactive echo) became ``CALL_INTRINSIC_1``, whose
+    result (None) the next ``POP_TOP`` discards; the neutral ``IMPORT_STAR``/``PRINT_EXPR``
+    leave nothing, as before 3.12, so that ``POP_TOP`` goes too."""
+    drop = [k + 1 for k, x in enumerate(ins[:-1])
+            if x.op in ("IMPORT_STAR", "PRINT_EXPR") and ins[k + 1].op == "POP_TOP"]
+    if not drop:
+        return ins
+    gone = set(drop)
+    return [x for k, x in enumerate(ins) if k not in gone]
 
 
 def _closure_loads(code: types.CodeType, ins: List[Instr]) -> None:

@@ -57,6 +57,9 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         ) if code.co_flags & 0x01 else frozenset()
         self.consts = consts if consts is not None else ConstantPool()
         self.comprehension = comprehension
+        #: for a class body: the name of the ``class`` statement it is written under (set by
+        #: ``body_or_fallback``); ``def __f`` there binds the mangled ``_Name__f``
+        self.class_name: Optional[str] = None
         self.instrs: List[Instr] = normalize(code)
         if not self.instrs:
             raise StructureError("no instructions")

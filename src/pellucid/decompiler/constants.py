@@ -77,6 +77,9 @@ class ConstantPool:
         self.tag = tag
         self.bindings: Dict[str, Any] = {}
         self._by_id: Dict[int, str] = {}
+        #: nested bodies decompiled with this pool, i.e. within one decompile (see
+        #: ``fallback.body_or_fallback``): key -> (code, kept statements or None, declarer)
+        self.bodies: Dict[Any, Any] = {}
 
     def expr(self, value: Any, as_set: bool = False) -> ast.expr:
         """Expression for ``value``; ``as_set`` writes a frozenset as a set display (``x in {1}``)."""

@@ -50,6 +50,7 @@ from pellucid.bytecode.positions import instruction_positions
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.unparse import unparse
+from pellucid.decompiler.tree_nodes import copy_tree
 
 PY = sys.version_info[:2]
 MARKER = "__pellucid_fallback__"
@@ -857,7 +858,8 @@ class Fallback:
             # statement makes it), but this class statement is nested in the maker function:
             # its own qualname would be ``__pellucid_classN.<locals>.X``.
             self.w("        __qualname__ = %r" % qualname_of_body)
-        for line in (class_body_lines(code, self.pool) if self.emitting else []):
+        for line in (class_body_lines(code, self.pool, ident if ident == cname else None)
+                     if self.emitting else []):
             self.w("        " + line)
         if ident != cname:
             self.w("    %s.__name__ = %r" % (ident, cname))
@@ -1258,18 +1260,40 @@ def _abc(name: str) -> str:
 
 
 def body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bool = False,
-                     function: Optional[bool] = None) -> Tuple[List[ast.stmt], Any]:
+                     function: Optional[bool] = None, class_name: Optional[str] = None
+                     ) -> Tuple[List[ast.stmt], Any]:
     """Statements of ``code`` from the structured decompiler, or from the fallback when it fails.
+
+    ``class_name``: for a class body, the name of the ``class`` statement it is written under
+    (private names are mangled with it).
 
     Returns ``(statements, declarer)``; ``declarer.declarations()`` gives ``global``/``nonlocal``
     (the fallback puts its own declarations in its statements).
     """
+    # A nested body is decompiled again each time the structurer retries a region holding its
+    # definition (a module whose class statements sit in ``try``/``if`` blocks decompiled each
+    # class body thousands of times: collections took 10 s).  The second time a body is asked
+    # for in one decompile (one pool), a copy of it is kept and handed out from then on; copies,
+    # since callers build on the statements they get.
+    key = (id(code), comprehension, function, class_name)
+    kept = pool.bodies.get(key)
+    if kept is not None and kept[0] is code and kept[1] is not None:
+        return copy_tree(kept[1]), kept[2]
+    stmts, sub = _body_or_fallback(code, pool, comprehension, function, class_name)
+    pool.bodies[key] = (code, copy_tree(stmts) if kept is not None else None, sub)
+    return stmts, sub
+
+
+def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: bool,
+                      function: Optional[bool], class_name: Optional[str]
+                      ) -> Tuple[List[ast.stmt], Any]:
     from pellucid.decompiler.body import BodyDecompiler
 
     try:
         if forced():
             raise StructureError(_forced_reason())
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
+        sub.class_name = class_name
         stmts = sub.statements()
         # module code or a class body (``function=False`` from class_def): no `return` there.
         # (A function's code with CO_OPTIMIZED cleared is still a function: keep its returns.)
@@ -1367,15 +1391,17 @@ def _class_qualname(code: types.CodeType) -> Optional[str]:
     return None
 
 
-def class_body_lines(code: types.CodeType, pool: ConstantPool) -> List[str]:
-    """A class body (structured when possible) for ``class X(...):`` inside a fallback body."""
+def class_body_lines(code: types.CodeType, pool: ConstantPool,
+                     statement_name: Optional[str] = None) -> List[str]:
+    """A class body (structured when possible) for ``class X(...):`` inside a fallback body
+    (``statement_name``: that statement's name, when it is the class's own)."""
     from pellucid.decompiler.body import BodyDecompiler
     from pellucid.decompiler.functions import FunctionStub
 
     try:
         if forced():
             raise StructureError(_forced_reason())
-        node = BodyDecompiler(code, pool).class_def(FunctionStub(code), "X", [], [])
+        node = BodyDecompiler(code, pool).class_def(FunctionStub(code), "X", [], [], statement_name)
         stmts = node.body
     except _INTERNAL as exc:
         try:

@@ -45,6 +45,18 @@ _CLASS_BOOKKEEPING = ("__module__", "__qualname__", "__firstlineno__", "__static
                       "__classcell__", "__classdictcell__")
 
 
+def private_name(class_name: str, name: str) -> str:
+    """``name`` as the compiler stores it inside ``class <class_name>:`` (name mangling).
+
+    >>> private_name("_Node", "__next"), private_name("A", "__init__"), private_name("__", "__x")
+    ('_Node__next', '__init__', '__x')
+    """
+    if not name.startswith("__") or name.endswith("__") or "." in name:
+        return name
+    stripped = class_name.lstrip("_")
+    return "_%s%s" % (stripped, name) if stripped else name
+
+
 class PendingClass(M.Marker):
     """A ``class`` statement whose name binding (STORE) has not been seen yet."""
 
@@ -181,10 +193,16 @@ class FunctionBuilder:
         return at_first_line(node, code)
 
     def class_def(self, stub: "FunctionStub", name: str, bases: List[ast.expr],
-                  keywords: List[ast.keyword]) -> ast.ClassDef:
+                  keywords: List[ast.keyword], statement_name: Optional[str] = "") -> ast.ClassDef:
+        """``class <name>(bases, keywords):`` around the decompiled body of ``stub``.
+
+        ``statement_name``: the name of the ``class`` statement the body will really be written
+        under, which decides how the recompile mangles private names (default ``name``; None
+        when unknown: then no ``def __f`` is written for a stored ``_C__f``)."""
         code = stub.value
         from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
-        stmts, sub = body_or_fallback(code, self.consts, function=False)
+        stmts, sub = body_or_fallback(code, self.consts, function=False,
+                                      class_name=name if statement_name == "" else statement_name)
         body: List[ast.stmt] = []
         for s in stmts:
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
@@ -248,13 +266,23 @@ class FunctionBuilder:
         while isinstance(node, Decorated):
             decorators.append(node.decorator)
             node = node.value
-        if isinstance(node, FunctionStub) and node.value.co_name == target.id:
-            return self.function_def(node, target.id, decorators)
-        if isinstance(node, PendingClass) and node.value.name == target.id:
+        if isinstance(node, FunctionStub) and self._own_name(node.value.co_name, target.id):
+            return self.function_def(node, node.value.co_name, decorators)
+        if isinstance(node, PendingClass) and self._own_name(node.value.name, target.id):
             cls = node.value
             cls.decorator_list = decorators
             return cls
         return None
+
+
+    def _own_name(self, defined: str, stored: str) -> bool:
+        """Whether ``def <defined>`` (or ``class``) in this body binds the name ``stored``: the
+        same name, or in a class body a private name the compiler mangled (``def __f`` in
+        ``class A`` stores ``_A__f``)."""
+        if defined == stored:
+            return True
+        class_name = self.class_name  # type: ignore[attr-defined]
+        return class_name is not None and defined != private_name(class_name, defined) == stored
 
 
 def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) -> List[ast.stmt]:

@@ -10,6 +10,7 @@ over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except
 """
 import ast
 import copy
+import sys
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 
 from pellucid.bytecode.cfg import Block, tail_code
@@ -18,6 +19,8 @@ from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
 from pellucid.decompiler.structure import Ctx
+
+_PY = sys.version_info[:2]
 
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
                             "POP_EXCEPT"})
@@ -410,7 +413,8 @@ class ProtectedBuilder:
         # (A ``finally`` handler ends in RERAISE; an ``except`` handler's walk shows a match or
         # POP_EXCEPT before anything else, so walking past its end does no harm.)
         try:
-            probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, stop)
+            probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
+                                    stop | self._beyond_handler(block, level, hblock))
         except StructureError:
             probe = []
         is_finally = self._is_finally(probe)
@@ -624,6 +628,32 @@ class ProtectedBuilder:
                     if not _terminates(h.body):
                         raise StructureError("some except clauses fall through, others continue")
         return found
+
+    def _beyond_handler(self, block: Block, level: int, hblock: Block) -> FrozenSet[Block]:
+        """3.11+: the blocks the handler at ``level`` reaches only after it is over -- those
+        whose exception handler is the one in force around the ``try`` statement.
+
+        The probe of ``build_try`` stops there.  Every instruction of a handler, up to its
+        POP_EXCEPT or RERAISE, is covered by the handler's own cleanup (3.11's exception table),
+        so a walk reaching such a block has passed a POP_EXCEPT: the handler is no ``finally``
+        whatever follows.  Without this stop an ``except`` clause's probe walked on through
+        the rest of the code, building every later ``try`` statement (each with its own probe
+        walking the rest): twice the time for each ``try`` more in a module body.  Up to 3.10
+        the clauses' code has no such cover, and nothing is stopped.
+        """
+        if _PY < (3, 11):
+            return frozenset()
+        h = block.handler
+        while h is not None and h.target != level:
+            h = h.outer
+        # ``outer`` of a handler is the one in force while it runs: its cleanup (COPY 3;
+        # POP_EXCEPT; RERAISE 1), whose own ``outer`` is the handler around the statement
+        cleanup = h.outer if h is not None else None
+        if cleanup is None or [i.op for i in self.instrs[cleanup.target:cleanup.target + 3]] \
+                != ["COPY", "POP_EXCEPT", "RERAISE"]:
+            return frozenset()
+        around = cleanup.outer
+        return frozenset(b for b in self.cfg.blocks if b is not hblock and b.handler == around)
 
     def _is_finally(self, hs: List[ast.stmt]) -> bool:
         """A ``finally`` handler: no exception matching or POP_EXCEPT, and every way through it

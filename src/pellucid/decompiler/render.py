@@ -23,10 +23,12 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     """The module AST holding ``code`` (its body for module code, else one definition)."""
     pool = consts if consts is not None else ConstantPool()
     from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
-    stamp = stack_machine.last_assertion_stamp
+    # tidy rewrites only around names LOAD_ASSERTION_ERROR made: none made, nothing to walk for.
+    # (Not with a pool that already holds nested bodies: it hands out copies of bodies decompiled
+    # before, whose names were made before the stamp is read.)
+    stamp = stack_machine.last_assertion_stamp if not pool.bodies else None
     stmts, sub = body_or_fallback(code, pool)
-    # tidy rewrites only around names LOAD_ASSERTION_ERROR made: none made, nothing to walk for
-    tidy_ = tidy if stack_machine.last_assertion_stamp != stamp else _as_is
+    tidy_ = tidy if stamp is None or stack_machine.last_assertion_stamp != stamp else _as_is
     if is_module_code(code):
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]

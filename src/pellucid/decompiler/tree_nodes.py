@@ -5,7 +5,7 @@ anything?" after nearly every instruction; on Dynamo's long functions the genera
 ``ast.walk`` (``iter_child_nodes`` over ``iter_fields``) was a fifth of the decompiler's time.
 """
 import ast
-from typing import List, Set
+from typing import Any, Dict, List, Set
 
 _AST = ast.AST
 _Name = ast.Name
@@ -88,3 +88,30 @@ def name_ids(tree: ast.AST) -> Set[str]:
             elif isinstance(value, _AST):
                 append(value)
     return ids
+
+
+def copy_tree(value: Any) -> Any:
+    """A deep copy of an ``ast`` node or a list of them, as :func:`copy.deepcopy` makes it (a node
+    reached twice is copied once) but without its generic machinery: nodes and lists are new,
+    every other value (constants, names, code objects) is shared, being immutable here.
+
+    >>> body = ast.parse("x = f(1)").body
+    >>> new = copy_tree(body)
+    >>> ast.dump(new[0]) == ast.dump(body[0]), new[0] is body[0], new[0].value is body[0].value
+    (True, False, False)
+    """
+    memo: Dict[int, Any] = {}
+    contexts = CONTEXTS
+
+    def copy(v: Any) -> Any:
+        if type(v) is list:
+            return [copy(x) for x in v]
+        if not isinstance(v, _AST) or type(v) in contexts:
+            return v  # (contexts have no fields: one instance serves every node)
+        done = memo.get(id(v))
+        if done is None:
+            cls = type(v)
+            done = memo[id(v)] = cls.__new__(cls)
+            done.__dict__.update({k: copy(x) for k, x in v.__dict__.items()})
+        return done
+    return copy(value)

@@ -5,10 +5,12 @@ trace, so it adds a handler to ``trace_log``.  torch decides whether to build an
 whether that logger has *any* handler: with pellucid's alone, every event's payload is built
 too -- the text of the whole guard tree (``dynamo_cpp_guards_str``), a description of every
 fake tensor, storage and source (``describe_*``), the compile-time profile (``chromium_event``)
--- about 15 ms per GPT-2 compile that nothing reads.  :func:`install` wraps the
-``trace_structured`` function those calls go through so that these events return at once when
-pellucid's handler is the logger's only one.  With any other handler (``TORCH_TRACE``, a user's
-own) every event is built and sent exactly as before.
+-- about 15 ms per GPT-2 compile that nothing reads -- and of every ``artifact`` (a resume
+function's bytecode listings, Dynamo's side-effect report), of which pellucid reads only the
+graph-break reasons.  :func:`install` wraps the ``trace_structured`` function those calls go
+through so that these events return at once when pellucid's handler is the logger's only one.
+With any other handler (``TORCH_TRACE``, a user's own) every event is built and sent exactly as
+before.
 
 The wrapper is an optimisation only: where this torch has no such function nothing is wrapped
 and nothing is lost, so no warning is given.
@@ -19,12 +21,18 @@ from typing import Any, Callable, List
 
 #: events pellucid never reads (see :data:`pellucid.dynamo.capture.GRAPH_EVENTS` for those it does)
 UNREAD_EVENTS = frozenset({
+    "dynamo_start",  # (its metadata is the stack of the frame being compiled)
+    "dynamo_guards",
     "dynamo_cpp_guards_str",
     "chromium_event",
     "describe_tensor",
     "describe_storage",
     "describe_source",
 })
+
+#: the ``artifact`` events pellucid reads, by the name in their metadata (the others are skipped
+#: like :data:`UNREAD_EVENTS`)
+READ_ARTIFACTS = frozenset({"dynamo_graph_break_reason"})
 
 #: (module, attribute) spellings through which torch calls ``trace_structured`` for those
 #: events: ``torch._logging.trace_structured(...)`` (guards, chromium events) and the name
@@ -59,7 +67,7 @@ def install(trace_log: logging.Logger, handler: logging.Handler) -> List[Callabl
 def _wrap(original: Callable[..., Any], trace_log: logging.Logger,
           handler: logging.Handler) -> Callable[..., Any]:
     def trace_structured(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name in UNREAD_EVENTS:
+        if name in UNREAD_EVENTS or (name == "artifact" and not _read_artifact(args, kwargs)):
             handlers = trace_log.handlers
             if len(handlers) == 1 and handlers[0] is handler:
                 return None
@@ -67,3 +75,14 @@ def _wrap(original: Callable[..., Any], trace_log: logging.Logger,
     trace_structured.__wrapped__ = original  # type: ignore[attr-defined]
     trace_structured.__doc__ = original.__doc__
     return trace_structured
+
+
+def _read_artifact(args: Any, kwargs: Any) -> bool:
+    """Whether an ``artifact`` event is one pellucid reads (when in doubt: yes, build it)."""
+    metadata_fn = args[0] if args else kwargs.get("metadata_fn")
+    try:
+        # (torch's artifact metadata is a small dict literal: the payload is the costly part)
+        name = metadata_fn().get("name")  # type: ignore[misc]
+    except Exception:
+        return True
+    return name in READ_ARTIFACTS
