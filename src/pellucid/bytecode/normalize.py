@@ -460,10 +460,11 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
     end_index = len(ins)
     for idx, x in enumerate(ins):
         x.index = idx
-    for x in ins:
         if x.target is not None:
             x.target = first_at.get(x.target, end_index)
     handlers = handlers_by_offset(code, raw)
+    if not handlers:
+        return ins  # (no handler anywhere: nothing below applies; Dynamo's code has none)
     made: Dict[HandlerInfo, Optional[Handler]] = {}
 
     def handler(info: HandlerInfo) -> Optional[Handler]:

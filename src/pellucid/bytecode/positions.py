@@ -29,14 +29,13 @@ def instruction_positions(code: types.CodeType) -> Dict[int, Position]:
     >>> line in {p[0] for p in instruction_positions(f.__code__).values()}
     True
     """
-    out: Dict[int, Position] = {}
     if PY >= (3, 11):
-        for offset, position in zip(range(0, 1 << 62, 2), code.co_positions()):
-            line = position[0]
-            # (_is_line inlined: this runs for every code unit)
-            if isinstance(line, int) and not isinstance(line, bool) and line > 0:
-                out[offset] = position  # type: ignore[assignment]
-        return out
+        # (_is_line inlined, and one comprehension: this runs for every code unit, caches
+        # included; ``co_positions`` gives an int or None, so ``type(...) is int`` is _is_line's
+        # int-but-not-bool test)
+        return {offset: position for offset, position in zip(range(0, 1 << 62, 2), code.co_positions())
+                if type(position[0]) is int and position[0] > 0}  # type: ignore[misc]
+    out: Dict[int, Position] = {}
     if PY >= (3, 10):
         for start, end, line in code.co_lines():
             if _is_line(line):

@@ -9,7 +9,7 @@ no semantics) lets the ``while`` be read as written.  The start is recognised by
 the guard: the re-test is an instruction-for-instruction copy of it.
 """
 import sys
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import POP_JUMPS, Instr
@@ -22,9 +22,11 @@ _FIRST_OF_PAIR = {"LOAD_FAST": 1, "LOAD_FAST_CHECK": 1, "LOAD_GLOBAL": 1, "LOAD_
                   "STORE_FAST": -1}
 
 
-def rotated_test_starts(cfg: CFG, depths: Dict[int, int]) -> Set[int]:
+def rotated_test_starts(cfg: CFG, depths: Callable[[], Dict[int, int]]) -> Set[int]:
     """Instruction indices (into ``cfg.instrs``) at which a loop's re-test of its guard's
-    condition starts inside a block; ``depths`` is ``stack_depth.entry_depths`` of the code.
+    condition starts inside a block; ``depths()`` gives ``stack_depth.entry_depths`` of the
+    code (asked only for a loop that has a guard: a ``for`` has none, and working the depths
+    out is a pass over the raw instructions).
 
     Empty before 3.10, whose ``while`` tests once at the top.
     """
@@ -35,13 +37,14 @@ def rotated_test_starts(cfg: CFG, depths: Dict[int, int]) -> Set[int]:
         if not cfg.is_loop_header(header):
             continue
         body = cfg.loop_body(header)
-        guards = _guard_tests(cfg, header, body, depths)
+        guards = _guard_tests(cfg, header, body)
         if not guards:
             continue
+        table = depths()
         for block in body:
             if block.last.op not in POP_JUMPS:
                 continue
-            k = _test_start(block, depths)
+            k = _test_start(block, table)
             if k is None or k == 0:
                 continue
             test = block.instrs[k:]
@@ -51,7 +54,7 @@ def rotated_test_starts(cfg: CFG, depths: Dict[int, int]) -> Set[int]:
     return starts
 
 
-def _guard_tests(cfg: CFG, header: Block, body: Set[Block], depths: Dict[int, int]) -> List[List[Instr]]:
+def _guard_tests(cfg: CFG, header: Block, body: Set[Block]) -> List[List[Instr]]:
     """The blocks above the loop that decide whether it is entered (its dominators outside it
     that end in a test, nearest first, a few levels up)."""
     out: List[List[Instr]] = []

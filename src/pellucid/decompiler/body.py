@@ -30,9 +30,10 @@ from pellucid.decompiler.stack_machine import (
     same_expr,
 )
 from pellucid.decompiler.structure import Ctx, Structurer
-from pellucid.decompiler.tree_nodes import all_nodes
+from pellucid.decompiler.tree_nodes import CONTEXTS, all_nodes
 
 PY = sys.version_info[:2]
+_Constant, _Name = ast.Constant, ast.Name
 
 
 class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, FunctionBuilder,
@@ -64,8 +65,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             raise StructureError("no instructions")
         self.cfg = CFG(self.instrs)
         if PY >= (3, 10) and any(self.cfg.is_loop_header(b) for b in self.cfg.blocks):
-            self._depths = entry_depths(code)
-            splits = rotated_test_starts(self.cfg, self._depths)
+            splits = rotated_test_starts(self.cfg, self._entry_depths)
             if splits:
                 self.cfg = CFG(self.instrs, splits)
         self.globals_: Set[str] = set()
@@ -84,6 +84,14 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.legacy_exceptions = PY < (3, 11)
         self.forward_only_tests = PY >= (3, 12)
         self.returns_const = PY >= (3, 12)
+
+    def _entry_depths(self) -> Dict[int, int]:
+        """``stack_depth.entry_depths`` of the code, worked out on first use (loops.py reads
+        ``_depths`` too)."""
+        depths = self.__dict__.get("_depths")
+        if depths is None:
+            depths = self._depths = entry_depths(self.code)
+        return depths
 
     def statements(self) -> List[ast.stmt]:
         entry = self.cfg.blocks[0]
@@ -123,10 +131,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             else set()
         spill: List[int] = []
         pending = self.pending
+        fast_locals = self._fast_locals  # (_is_fast_local, inlined: Dynamo's stacks are long)
         # Entries below the floor belong to an enclosing statement, saved before it began.
         for k in range(self.floor, len(stack)):
             v = stack[k]
-            if id(v) in pending and (runs_code or any(
+            if pending and id(v) in pending and (runs_code or any(
                     isinstance(t, ast.Name) and t.id in named for t in pending[id(v)])):
                 # A value already stored to a variable (``COPY; STORE_FAST``) whose store waits
                 # for its use: code the statement runs could see that variable still unbound,
@@ -134,14 +143,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 spill.append(k)
                 continue
             cls = type(v)
-            if cls is ast.Constant:
+            if cls is _Constant:
                 continue  # (_never_changes, inlined for the commonest values)
-            if cls is ast.Name:
-                if v.id.startswith("__pellucid"):
+            if cls is _Name:
+                name = v.id
+                if name.startswith("__pellucid"):
                     continue  # (_never_changes)
+                if name not in stored and (not runs_code or name in fast_locals):
+                    continue  # (the test below, for this exact class)
             elif _never_changes(v):
                 continue
-            if isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
+            elif isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
                 # A global, builtin or cell read earlier can be rebound by code the statement
                 # runs (Dynamo loads its graph function before calling its hooks): only a fast
                 # local is safe to read later.
@@ -161,9 +173,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             runs = [getattr(stack[k], "_seq", 0) for k in spill if _may_run_code(stack[k])]
             if runs:
                 last = max(runs)
+                # (``j in spill`` as a set: what the loop appends is below the j it tests next)
+                saved = set(spill)
                 for j in range(self.floor, len(stack)):
                     v = stack[j]
-                    if j in spill or getattr(v, "_seq", 0) >= last:
+                    if j in saved or getattr(v, "_seq", 0) >= last:
                         continue
                     if id(v) in self.pending or (isinstance(v, ast.Name) and not _never_changes(v)
                                                  and not self._is_fast_local(v.id)):
@@ -383,7 +397,9 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             self.emit(out, definition, stack)
             return
         # ``a = b = v`` / walrus: the same value is still on the stack
-        if any(x is v for x in stack) and not isinstance(v, M.Marker):
+        # (``in`` is identity for stack values, no node class defines ``__eq__``; one C-level
+        # pass over the dozens of values Dynamo's code keeps on the stack)
+        if not isinstance(v, M.Marker) and v in stack:
             self.pending.setdefault(id(v), []).append(target)
             return
         targets = self.pending.pop(id(v), []) + [target]
@@ -502,7 +518,15 @@ _QUIET_NODES = (ast.Name, ast.Constant, ast.expr_context, ast.Assign, ast.Expr, 
 def _may_run_code(stmt: ast.AST) -> bool:
     """Whether ``stmt`` (or an expression) can run code that is not its own (a call, an
     operator, an attribute...)."""
-    return any(not isinstance(node, _QUIET_NODES) for node in all_nodes(stmt))
+    if type(stmt) is _Name and type(stmt.ctx) in CONTEXTS:  # type: ignore[attr-defined]
+        return False  # (the commonest value: a name and its context, both quiet)
+    if not isinstance(stmt, _QUIET_NODES):
+        return True  # (all_nodes' first node: no walk for a call or a subscript)
+    # (a loop, not ``any`` over a generator: asked of every value a statement saves)
+    for node in all_nodes(stmt):
+        if not isinstance(node, _QUIET_NODES):
+            return True
+    return False
 
 
 def _never_changes(v: Any) -> bool:
@@ -534,6 +558,14 @@ def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> T
     names: Set[str] = set()
     runs = False
     for node in all_nodes(stmt) if nodes is None else nodes:
+        cls = type(node)
+        if cls in CONTEXTS:
+            continue  # (a third of the nodes: quiet, no name)
+        if cls is _Name:
+            # (the commonest node: quiet)
+            if isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
+                names.add(node.id)  # type: ignore[attr-defined]
+            continue
         if not isinstance(node, _QUIET_NODES):
             runs = True
         if isinstance(node, ast.Name):

@@ -9,7 +9,8 @@ same place: the next case.  Bodies and the rest of the match are then walked lik
 an ``if``; the next case decoded on the failure side is merged into the same ``match``.
 
 Anything not recognised raises :class:`StructureError` (or, before any pattern opcode has been
-seen, declines so the instructions are decompiled as ordinary code).
+seen, declines so the instructions are decompiled as ordinary code).  A ``COPY 1`` from which the
+decoder could only decline (:meth:`MatchBuilder._may_start_case`) is not decoded at all.
 """
 from __future__ import annotations
 
@@ -24,6 +25,23 @@ from pellucid.decompiler.structure import negate
 
 PY = sys.version_info[:2]
 _MATCH_OPS = ("MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS", "MATCH_KEYS")
+#: every op :meth:`MatchBuilder._decode` has a case for (any other fails the pattern at once;
+#: a test checks this list against ``_decode``'s source)
+_DECODED_OPS = frozenset([
+    "COPY", "ROT", "SWAP", "POP_TOP", "STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL",
+    "LOAD_CONST", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "BUILD_TUPLE",
+    "MATCH_SEQUENCE", "MATCH_MAPPING", "GET_LEN", "BINARY", "COMPARE", "SUBSCR", "UNPACK_SEQUENCE",
+    "UNPACK_EX", "MATCH_KEYS", "MATCH_CLASS", "COPY_DICT_WITHOUT_KEYS", "BUILD_MAP", "DICT_UPDATE",
+    "DELETE_SUBSCR", "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE"])
+#: ops whose decoding, before a ``MATCH_*`` op or a conditional jump, can only push, pop, name or
+#: index pattern values and fail with ``_NotMatch`` (no ``StructureError``: that needs a
+#: ``MATCH_*`` op or an or-pattern, and an or-pattern needs a conditional jump to fail at; no
+#: other exception, no change to the decompiler's state -- except ``LOAD_GLOBAL`` of a local's
+#: name, which ``_may_start_case`` leaves to the decoder)
+_INERT_OPS = frozenset([
+    "COPY", "ROT", "SWAP", "POP_TOP", "STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL",
+    "LOAD_CONST", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "SUBSCR",
+    "GET_LEN", "BINARY"])
 
 
 class _NotMatch(Exception):
@@ -114,6 +132,8 @@ class MatchBuilder:
             return False
         ins = block.instrs[k]
         copy_mode = ins.op == "COPY" and ins.arg == 1
+        if copy_mode and not self._may_start_case(block, k):
+            return False  # (what both decodings below would conclude; Dynamo copies values a lot)
         if not copy_mode and ins.op not in ("MATCH_SEQUENCE", "MATCH_MAPPING"):
             j = k
             while j < len(block.instrs) and block.instrs[j].op in (
@@ -216,6 +236,50 @@ class MatchBuilder:
 
     def _real(self, b: Block) -> Block:
         return self.cfg.idom.get(b, b) if b not in self.cfg.blocks else b
+
+    def _may_start_case(self, block: Block, k: int) -> bool:
+        """Whether a pattern can be decoded from ``block.instrs[k]`` on: False when the straight
+        path from there (the one :meth:`_decode` follows) reaches an instruction :meth:`_decode`
+        has no case for, or the end of the code, before any ``MATCH_*`` op, conditional jump or
+        other instruction outside :data:`_INERT_OPS`.  Until one of those, every decoding from
+        an instruction on that path (and every or-pattern alternative tried from a ``COPY 1``
+        on it) ends in ``_NotMatch`` with nothing changed, so ``try_match`` returns False.
+
+        The answers for every index of a block are found in one backward pass, the first time a
+        block is asked (a ``COPY 1`` of Dynamo's code would otherwise be decoded twice or three
+        times, each decoding running to the next subscript)."""
+        memo = self.__dict__.setdefault("_case_starts", {})
+        flags = memo.get(block)
+        if flags is None:
+            local = self.local_names  # type: ignore[attr-defined]
+            # walk to the end of the straight path, then fill the flags backwards
+            chain: List[Block] = []
+            b: Optional[Block] = block
+            while b is not None and b not in memo and len(chain) < 10000:
+                chain.append(b)
+                b = b.fallthrough
+            if b is None:
+                after = False  # ``no("runs off the code")``
+            elif b in memo:
+                after = memo[b][0]
+            else:
+                after = True  # (a path too long to follow: decode as before)
+            for b in reversed(chain):
+                f = [False] * (len(b.instrs) + 1)
+                f[-1] = after
+                for i in range(len(b.instrs) - 1, -1, -1):
+                    ins = b.instrs[i]
+                    op = ins.op
+                    if op not in _DECODED_OPS:
+                        f[i] = False
+                    elif op in _INERT_OPS and not (op == "LOAD_GLOBAL" and ins.arg in local):
+                        f[i] = f[i + 1]
+                    else:
+                        f[i] = True
+                memo[b] = f
+                after = f[0]
+            flags = memo[block]
+        return flags[k]
 
     # -- the pattern machine ---------------------------------------------------------------------
     def _decode(self, block: Block, idx: int, copy_mode: bool, alt: bool = False):  # noqa: C901

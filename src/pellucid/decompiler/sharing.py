@@ -9,7 +9,7 @@ trees that other branches of the walk still hold (copy on write).
 """
 import ast
 import copy
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.tree_nodes import all_nodes
@@ -68,14 +68,22 @@ def _children(node: ast.AST) -> List[Tuple[ast.AST, bool]]:
     return [(k, False) for k in ast.iter_child_nodes(node)]
 
 
-def eval_order(tree: ast.AST) -> Iterator[Tuple[ast.AST, bool, Tuple[ast.AST, ...]]]:
+def eval_order(tree: ast.AST) -> List[Tuple[ast.AST, bool, Tuple[ast.AST, ...]]]:
     """Nodes of ``tree`` in the order their evaluation completes (post-order, children in
-    evaluation order): (node, conditional, ancestors)."""
-    def rec(node: ast.AST, cond: bool, path: Tuple[ast.AST, ...]) -> Iterator[Tuple[ast.AST, bool, Tuple[ast.AST, ...]]]:
+    evaluation order): (node, conditional, ancestors).
+
+    (A list built by plain recursion: a chain of ``yield from`` generators, one per level,
+    cost more than the rest of the statement's handling in Dynamo's code.)"""
+    out: List[Tuple[ast.AST, bool, Tuple[ast.AST, ...]]] = []
+    append = out.append
+
+    def rec(node: ast.AST, cond: bool, path: Tuple[ast.AST, ...]) -> None:
+        below = path + (node,)
         for child, c in _children(node):
-            yield from rec(child, cond or c, path + (node,))
-        yield node, cond, path
-    return rec(tree, False, ())
+            rec(child, cond or c, below)
+        append((node, cond, path))
+    rec(tree, False, ())
+    return out
 
 
 def contains(tree: Any, target: ast.AST) -> bool:
@@ -139,14 +147,17 @@ def first_shared(stmt: ast.AST, stack: List[Any],
     temporary in a statement of its own just before).  ``nodes``: :func:`all_nodes` of
     ``stmt``, if the caller has it.
     """
-    # (``_copied`` tested first: it is rare, and the walk runs for every statement)
-    if not any(getattr(n, "_copied", False) and is_copied(n)
-               for n in (all_nodes(stmt) if nodes is None else nodes)):
+    # (``_copied`` tested first: it is rare, and the walk runs for every statement; a loop, not
+    # ``any`` over a generator)
+    for n in (all_nodes(stmt) if nodes is None else nodes):
+        if getattr(n, "_copied", False) and is_copied(n):
+            break
+    else:
         # The common case (every statement is asked): one flat walk answers it, without
-        # building the evaluation order (a recursive generator per node).  It sees every node
+        # building the evaluation order (a recursion per node).  It sees every node
         # eval_order does (and those of nested scopes besides), so it never misses one.
         return None
-    items = list(eval_order(stmt))
+    items = eval_order(stmt)
     counts: Dict[int, int] = {}
     for node, _, _ in items:
         if is_copied(node):

@@ -7,9 +7,10 @@ clause's ``as`` binding, a loop target) are emitted as assignments from those ma
 """
 import ast
 import copy
+import itertools
 import sys
 import types
-from typing import Any, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, instruction_positions
@@ -171,9 +172,11 @@ _SILENT_POPS = (M.Iterator, M.Null, M.Exc, M.ExcPart, M.SavedExc, ExitResult, M.
 
 def _still_used(v: ast.AST, stack: List[Any]) -> bool:
     """Whether the very object ``v`` is on the stack or inside an expression on it."""
+    # (``in`` is identity for stack values: no node class defines ``__eq__``; one C-level pass
+    # answers for the dozens of names and constants Dynamo's code keeps on the stack)
+    if v in stack:
+        return True
     for x in stack:
-        if x is v:
-            return True
         if type(x) in _LEAVES:
             continue  # (no sub-expressions: Dynamo's code keeps dozens of these on the stack)
         # (``in`` is identity here: no node class defines ``__eq__``; it saves a generator)
@@ -183,6 +186,15 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
 
 
 _LEAVES = (ast.Name, ast.Constant)
+_expr = ast.expr
+
+# Each name made by ``LOAD_ASSERTION_ERROR`` (the only nodes ``statements_cleanup.tidy`` rewrites
+# around) sets ``last_assertion_stamp`` to a new number, so a caller that finds it unchanged after
+# decompiling knows its tree has none (render.code_to_ast then skips tidy's whole-tree walk).
+# (Numbers from one counter, each written once: whatever other threads write, the value read
+# after a name was made in between is never the one read before.)
+_assertion_stamps = itertools.count(1)
+last_assertion_stamp = 0
 
 
 class StackMachine:
@@ -194,6 +206,7 @@ class StackMachine:
     """
 
     code: types.CodeType
+    _op_handlers: Dict[str, Callable[..., None]]  # (set by step)
     seq_counter = 0
 
     # -- helpers --------------------------------------------------------------------------------
@@ -227,14 +240,22 @@ class StackMachine:
     # -- the instruction set ----------------------------------------------------------------------
     def step(self, ins: Instr, stack: List[Any], out: List[ast.stmt]) -> None:  # noqa: C901
         op = ins.op
-        arg = ins.arg
-        handler = getattr(self, "op_" + op, None)
+        attrs = self.__dict__
+        # The op's method, looked up once per decompiler: its class's ``op_<op>`` (no instance
+        # has attributes of that form), kept unbound so the table holds no reference to ``self``.
+        handlers = attrs.get("_op_handlers")
+        if handlers is None:
+            handlers = self._op_handlers = {}
+        handler = handlers.get(op)
         if handler is None:
-            raise StructureError("unsupported instruction %s" % op)
+            handler = getattr(type(self), "op_" + op, None)
+            if handler is None:
+                raise StructureError("unsupported instruction %s" % op)
+            handlers[op] = handler
         emitted = len(out)
-        handler(arg, stack, out, ins)
+        handler(self, ins.arg, stack, out, ins)
         # (source_position inlined: once per instruction)
-        table = self.__dict__.get("_positions")
+        table = attrs.get("_positions")
         if table is None:
             table = self._positions = instruction_positions(self.code)
         position = table.get(ins.offset)
@@ -242,7 +263,7 @@ class StackMachine:
         # value and statement came from in the original source: recompiled code keeps those
         # lines (see pellucid.decompiler.source_lines).  (One loop for both: once per instruction.)
         for v in stack[-2:]:
-            if isinstance(v, ast.expr):
+            if isinstance(v, _expr):
                 if not hasattr(v, "_seq"):
                     self.seq_counter += 1
                     v._seq = self.seq_counter  # type: ignore[attr-defined]
@@ -315,8 +336,10 @@ class StackMachine:
         stack.append(M.ClassBuilder())
 
     def op_LOAD_ASSERTION_ERROR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        global last_assertion_stamp
         node = name_load("AssertionError")
         node._assertion = True  # type: ignore[attr-defined]  # becomes an ``assert`` statement
+        last_assertion_stamp = next(_assertion_stamps)
         stack.append(node)
 
     # stack shuffles -----------------------------------------------------------------------------
