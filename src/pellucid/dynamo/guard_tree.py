@@ -273,7 +273,8 @@ def _comment_fields(comment: str) -> Tuple[Optional[str], Optional[str]]:
         pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
         pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
     for i, piece in enumerate(pieces):
-        m = _LOCATION.match(piece)
+        # (_LOCATION needs " in " literally: most user lines are passed over without a match)
+        m = _LOCATION.match(piece) if " in " in piece else None
         if m:
             return (pieces[i - 1] if i > 0 else None), m.group("loc")
     return None, None
@@ -624,6 +625,16 @@ def read_guard_tree(wrapper: Any) -> GuardTree:
     if root_mgr is None:
         raise UnsupportedGuardError("guard manager %r has no .root (RootGuardManager)" % (wrapper,))
     _REST_ARGS.clear()
+    _KEY_SETS.clear()
+    try:
+        return _read(wrapper, root_mgr)
+    finally:
+        # (the memos of one read: nothing carries over to the next, even when this one fails)
+        _REST_ARGS.clear()
+        _KEY_SETS.clear()
+
+
+def _read(wrapper: Any, root_mgr: Any) -> GuardTree:
     reader = _Reader(wrapper)
     root = reader.node(root_mgr, "L", "frame locals")
     epilogue: List[LeafCheck] = []
@@ -634,10 +645,8 @@ def read_guard_tree(wrapper: Any) -> GuardTree:
         epilogue.append(parse_leaf(leaf, root, reader.closure_vars, epilogue=True,
                                    comments=reader.comments))
     scope = getattr(wrapper, "global_scope", None) or {}
-    tree = GuardTree(root=root, relational=reader.relational(), epilogue=epilogue,
+    return GuardTree(root=root, relational=reader.relational(), epilogue=epilogue,
                      globals_dict=scope.get("G"), closure_namespace=dict(reader.closure_vars))
-    _REST_ARGS.clear()
-    return tree
 
 
 # ---------------------------------------------------------------------------- leaf parsing
@@ -783,20 +792,32 @@ def _parse_length(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bo
     return None
 
 
+#: the DispatchKeySet rebuilt from each key list TENSOR_MATCH text names (a GPT-2 guard's 29
+#: tensors have two or three key sets between them; rebuilding one costs ~10 us); emptied at
+#: the start and end of each read_guard_tree, like _REST_ARGS.  (The renderer binds one name
+#: per distinct key set whichever object it meets, so sharing one object changes nothing.)
+_KEY_SETS: Dict[str, Any] = {}
+
+
 def _parse_tensor_match(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bool
                         ) -> Optional[str]:
     m = _match(r"^check_tensor\((?P<ref>.*), (?P<ptype>[\w.]+), DispatchKeySet\((?P<keys>[^)]*)\), "
                r"(?P<dtype>torch\.\w+), device=(?P<dev>None|-?\d+), "
                r"requires_grad=(?P<rg>True|False), size=(?P<size>\[[^\]]*\]), "
                r"stride=(?P<stride>\[[^\]]*\])\)$", _one_part(check).code)
-    from pellucid.dynamo.guard_helpers import dispatch_key_set
-    names = [k.strip() for k in m.group("keys").split(",") if k.strip()]
-    try:
-        keys = dispatch_key_set(*names)
-    except AttributeError as exc:
-        return "unknown dispatch key in %r (%s)" % (m.group("keys"), exc)
-    if str(keys) != "DispatchKeySet(%s)" % m.group("keys"):
-        return "dispatch keys %r do not rebuild to the same set (%s)" % (m.group("keys"), keys)
+    keys = _KEY_SETS.get(m.group("keys"))
+    if keys is None:
+        from pellucid.dynamo.guard_helpers import dispatch_key_set
+        names = [k.strip() for k in m.group("keys").split(",") if k.strip()]
+        try:
+            keys = dispatch_key_set(*names)
+        except AttributeError as exc:
+            return "unknown dispatch key in %r (%s)" % (m.group("keys"), exc)
+        if str(keys) != "DispatchKeySet(%s)" % m.group("keys"):
+            return "dispatch keys %r do not rebuild to the same set (%s)" % (m.group("keys"), keys)
+        if len(_KEY_SETS) >= 256:
+            _KEY_SETS.clear()  # (callers other than read_guard_tree: keep the memo small)
+        _KEY_SETS[m.group("keys")] = keys
     t = node.guarded_type
     if t is None or t.__qualname__ != m.group("ptype"):
         return "tensor type %s is not the manager's guarded type %r" % (m.group("ptype"), t)
