@@ -183,7 +183,8 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
     """Split one verbose code part into the check and the comment Dynamo appended.
 
     The comment is where the tokenizer finds it, so a ``#`` inside a string key stays in the
-    code (:mod:`pellucid.dynamo.comment_scan` gives the same answer for plain lines, faster).
+    code (:func:`_comment_at_separator` gives the same answer for Dynamo's usual lines, and
+    :mod:`pellucid.dynamo.comment_scan` for other plain lines, both faster).
     ``comments`` (optional) remembers each comment's user line and location: one read of a
     GPT-2 guard meets ~200 distinct comments in ~600 parts (every guard from one source line
     carries the same one).
