@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 from pellucid.dynamo.comment_scan import UNSURE, _scan, comment_start
 import re
 
-from pellucid.dynamo.guard_tree import _LOCATION, _comment_fields, split_code_part, split_comment_by_tokens
+from pellucid.dynamo.guard_tree import (_LOCATION, _comment_at_separator, _comment_fields, split_code_part,
+                                        split_comment_by_tokens)
 
 # Pieces of Dynamo's guard text and of what could break a naive scanner.
 _PIECES = ["L", "['x']", '["a#b"]', "'", '"', "#", " ", "  # ", "(", ")", "[", "]", "{", "}", ".",
@@ -125,3 +126,62 @@ _COMMENT_BITS = st.lists(st.sampled_from(["#", " ", "  ", "\t", "x", "a = b", "t
 @example("# x\t#\tt.py:1 in f")
 def test_comment_fields_are_the_pieces_between_separators(comment):
     assert _comment_fields(comment) == _fields_by_regex(comment), comment
+
+
+def _split_by_scanner_or_tokens(text):
+    """split_code_part's (code, comment) as found before _comment_at_separator."""
+    at = comment_start(text)
+    if at is UNSURE:
+        code, comment = split_comment_by_tokens(text)
+    elif at is None:
+        code, comment = text, ""
+    else:
+        code, comment = text[:at], text[at:]
+    return code.rstrip(), comment.strip()
+
+
+# Code before Dynamo's "  # " separator: simple strings and what could make them otherwise
+# (prefixes, triple quotes, escapes, line breaks, the other quote), numbers the newer tokenizers
+# raise on (07, 1e5x) or the scanner leaves to the tokenizer (1e-05), unmatched brackets.
+_SEPARATOR_CODE = ["L", "['x']", "'", '"', "#", " ", "(", ")", "[", "]", "{", "}", ".", "0", "07",
+                   "1e-05", "0.5", "1_0", "2j", "==", "!=", "!", "\\", "\n", "\t", "\r", "\x0c",
+                   "\x00", "r'a'", "b'", "f'{x}'", "t'a'", "'''", '"""', "''", "'\\''", "é", "'é'",
+                   "$", ",", "type=<class 'dict'>", "___check_obj_id", "x1", "f", "'a  # b'", "'#'",
+                   '"a"', "\u3000"]
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.lists(st.sampled_from(_SEPARATOR_CODE), max_size=14).map("".join),
+       st.sampled_from(["  # ", "   # ", "  #", " # ", "  #  ", "\t# "]),
+       st.lists(st.sampled_from(["x = f(y)", "  # ", "t.py:3 in f", "'", "#", " ", '"']),
+                max_size=4).map("".join))
+@example("L['a'].eps == 1e-05", "  # ", "return F.layer_norm(  # normalization.py:228 in forward")
+@example("f(07", "  # ", "c")
+@example("x)", "  # ", "c")
+@example("rb'a'", "  # ", "c")
+@example("'a  # b'", "  # ", "c")
+@example("''''a", "  # ", "'''  # c")  # (a triple-quoted string around the first '#')
+@example("'\\'' '", "  # ", "'  # c")  # (an escaped quote)
+def test_the_separator_split_is_the_tokenizer_split(code, separator, comment):
+    text = code + separator + comment
+    at = _comment_at_separator(text)
+    if at < 0:
+        return  # (split_code_part asks the scanner, then the tokenizer)
+    assert text[at] == "#" and "#" not in text[:at]
+    split = (text[:at].rstrip(), text[at:].strip())
+    by_tokens = split_comment_by_tokens(text)
+    assert split == (by_tokens[0].rstrip(), by_tokens[1].strip()), text
+    assert split == _split_by_scanner_or_tokens(text), text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("L['n'] == 3  # b = y + n  # t.py:11 in f", 13),
+    ("L['a'].eps == 1e-05  # return F.layer_norm(", 21),
+    ("check_tensor(L['x'], Tensor, size=[2, 16])  # y = x", 44),
+    ("L['a  # b'] == 3  # c", -1),      # the first '#' is in a string
+    ("L[rb'a'] == 3  # c", -1),         # a string prefix
+    ("L['a'] == \"b\"  # c", -1),       # both kinds of quote
+    ("L['n'] == 3 # c", -1),            # not Dynamo's separator
+])
+def test_the_separator_split_takes_dynamo_lines_and_declines_the_rest(text, expected):
+    assert _comment_at_separator(text) == expected

@@ -677,13 +677,15 @@ class _Renderer(object):
                              tree=self.tree)
 
 
-_WORD = re.compile(r"\w+")
-#: in the reversed text: an opening bracket and the whole run of word characters after it
-_REVERSED_CALL = re.compile(r"\((\w+)")
+#: the names _reversed_called_names reports: every helper's (lower-case, eight letters or more)
+_WORD = re.compile(r"[a-z_]{8,}")
+#: in the reversed text: an opening bracket and a whole run of word characters after it, when
+#: the run is such a name
+_REVERSED_CALL = re.compile(r"\(([a-z_]{8,})(?!\w)")
 
 
 def _reversed_called_names(text: str) -> Set[str]:
-    """``N[::-1]`` for each name ``N`` of word characters for which ``text`` has ``\\bN(``.
+    """``N[::-1]`` for each name ``N`` matching :data:`_WORD` for which ``text`` has ``\\bN(``.
 
     For such a name, :func:`_calls` finds ``N(`` exactly when the whole run of word characters
     before some ``(`` is ``N``.  Reading the text backwards, that run is the one right after
@@ -691,6 +693,8 @@ def _reversed_called_names(text: str) -> Set[str]:
     (forwards, ``\\w+\\(`` retries from every character of every word).  One pass instead of
     one substring search of a GPT-2 guard's ~230 kB body per helper the renderer did not call;
     the names stay reversed (the caller reverses its few names instead of thousands of runs).
+    Runs that cannot be a helper's name (``type``, ``len``, ``hasattr``, names with capitals or
+    digits: a quarter of a GPT-2 guard's ~4000) are passed over without making a string.
     """
     return set(_REVERSED_CALL.findall(text[::-1]))
 

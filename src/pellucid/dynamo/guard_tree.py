@@ -183,7 +183,8 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
     """Split one verbose code part into the check and the comment Dynamo appended.
 
     The comment is where the tokenizer finds it, so a ``#`` inside a string key stays in the
-    code (:mod:`pellucid.dynamo.comment_scan` gives the same answer for plain lines, faster).
+    code (:func:`_comment_at_separator` gives the same answer for Dynamo's usual lines, and
+    :mod:`pellucid.dynamo.comment_scan` for other plain lines, both faster).
     ``comments`` (optional) remembers each comment's user line and location: one read of a
     GPT-2 guard meets ~200 distinct comments in ~600 parts (every guard from one source line
     carries the same one).
@@ -195,13 +196,17 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
     if "#" not in text:
         # no comment, whoever looks (a tokenizer error falls back to "  # " too)
         return CodePart(code=text.rstrip(), raw=text)
-    at = comment_start(text)  # the tokenizer's answer for plain lines, much faster
-    if at is UNSURE:
-        code, comment = split_comment_by_tokens(text)
-    elif at is None:
-        code, comment = text, ""
+    at = _comment_at_separator(text)  # nearly every part Dynamo writes, without a scan
+    if at >= 0:
+        code, comment = text[:at], text[at:]
     else:
-        code, comment = text[:at], text[at:]  # type: ignore[misc]
+        found = comment_start(text)  # the tokenizer's answer for plain lines, much faster
+        if found is UNSURE:
+            code, comment = split_comment_by_tokens(text)
+        elif found is None:
+            code, comment = text, ""
+        else:
+            code, comment = text[:found], text[found:]  # type: ignore[misc]
     code = code.rstrip()
     comment = comment.strip()
     if not comment:
@@ -212,6 +217,49 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
         if comments is not None:
             comments[comment] = fields
     return CodePart(code, comment, fields[0], fields[1], text)  # (code, comment, user_line, location, raw)
+
+
+#: characters that make a quote right after them part of a string prefix (f'', rb"", t''...)
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _comment_at_separator(text: str) -> int:
+    """The index of ``text``'s first ``#`` when the tokenizer split of ``text`` (that of
+    :func:`split_comment_by_tokens`, stripped) is certainly there; -1 when this cannot tell.
+
+    Dynamo writes ``f"{code:<60}  # {frame}"``.  When the first ``#`` (at ``h``) is that
+    ``"  # "`` separator's, and the code before it is printable ASCII without backslashes whose
+    strings are simple -- one kind of quote, paired, no triple quote, no word character before
+    an opening quote (so no string prefix) -- each string ends at the next quote, so ``h`` is
+    outside them.  The tokenizer then either yields its comment token at ``h`` or raises before
+    it, and split_comment_by_tokens falls back to the first ``"  # "``, which is at ``h - 2``:
+    the same split once stripped.  (So numbers like ``1e-05``, which the scanner leaves to the
+    tokenizer, need no tokenizer here.)  A few str methods per part, where the scanner's regular
+    expression cost ~2 us for each of a GPT-2 guard's ~600 parts.
+    """
+    h = text.find("#")
+    if h < 2 or text[h - 2:h + 2] != "  # ":
+        return -1
+    code = text[:h]
+    if not code.isascii() or not code.isprintable() or "\\" in code:
+        return -1
+    if "'" in code:
+        if '"' in code:
+            return -1
+        quote = "'"
+    elif '"' in code:
+        quote = '"'
+    else:
+        return h  # (no strings at all)
+    if quote * 3 in code:
+        return -1
+    pieces = code.split(quote)
+    if not len(pieces) & 1:
+        return -1  # an odd number of quotes: h is inside a string
+    for before in pieces[0:-1:2]:  # what comes before each opening quote
+        if before and before[-1] in _WORD_CHARS:
+            return -1
+    return h
 
 
 def _comment_fields(comment: str) -> Tuple[Optional[str], Optional[str]]:
@@ -226,7 +274,8 @@ def _comment_fields(comment: str) -> Tuple[Optional[str], Optional[str]]:
         pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
         pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
     for i, piece in enumerate(pieces):
-        m = _LOCATION.match(piece)
+        # (_LOCATION needs " in " literally: most user lines are passed over without a match)
+        m = _LOCATION.match(piece) if " in " in piece else None
         if m:
             return (pieces[i - 1] if i > 0 else None), m.group("loc")
     return None, None
@@ -577,6 +626,16 @@ def read_guard_tree(wrapper: Any) -> GuardTree:
     if root_mgr is None:
         raise UnsupportedGuardError("guard manager %r has no .root (RootGuardManager)" % (wrapper,))
     _REST_ARGS.clear()
+    _KEY_SETS.clear()
+    try:
+        return _read(wrapper, root_mgr)
+    finally:
+        # (the memos of one read: nothing carries over to the next, even when this one fails)
+        _REST_ARGS.clear()
+        _KEY_SETS.clear()
+
+
+def _read(wrapper: Any, root_mgr: Any) -> GuardTree:
     reader = _Reader(wrapper)
     root = reader.node(root_mgr, "L", "frame locals")
     epilogue: List[LeafCheck] = []
@@ -587,10 +646,8 @@ def read_guard_tree(wrapper: Any) -> GuardTree:
         epilogue.append(parse_leaf(leaf, root, reader.closure_vars, epilogue=True,
                                    comments=reader.comments))
     scope = getattr(wrapper, "global_scope", None) or {}
-    tree = GuardTree(root=root, relational=reader.relational(), epilogue=epilogue,
+    return GuardTree(root=root, relational=reader.relational(), epilogue=epilogue,
                      globals_dict=scope.get("G"), closure_namespace=dict(reader.closure_vars))
-    _REST_ARGS.clear()
-    return tree
 
 
 # ---------------------------------------------------------------------------- leaf parsing
@@ -736,20 +793,32 @@ def _parse_length(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bo
     return None
 
 
+#: the DispatchKeySet rebuilt from each key list TENSOR_MATCH text names (a GPT-2 guard's 29
+#: tensors have two or three key sets between them; rebuilding one costs ~10 us); emptied at
+#: the start and end of each read_guard_tree, like _REST_ARGS.  (The renderer binds one name
+#: per distinct key set whichever object it meets, so sharing one object changes nothing.)
+_KEY_SETS: Dict[str, Any] = {}
+
+
 def _parse_tensor_match(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bool
                         ) -> Optional[str]:
     m = _match(r"^check_tensor\((?P<ref>.*), (?P<ptype>[\w.]+), DispatchKeySet\((?P<keys>[^)]*)\), "
                r"(?P<dtype>torch\.\w+), device=(?P<dev>None|-?\d+), "
                r"requires_grad=(?P<rg>True|False), size=(?P<size>\[[^\]]*\]), "
                r"stride=(?P<stride>\[[^\]]*\])\)$", _one_part(check).code)
-    from pellucid.dynamo.guard_helpers import dispatch_key_set
-    names = [k.strip() for k in m.group("keys").split(",") if k.strip()]
-    try:
-        keys = dispatch_key_set(*names)
-    except AttributeError as exc:
-        return "unknown dispatch key in %r (%s)" % (m.group("keys"), exc)
-    if str(keys) != "DispatchKeySet(%s)" % m.group("keys"):
-        return "dispatch keys %r do not rebuild to the same set (%s)" % (m.group("keys"), keys)
+    keys = _KEY_SETS.get(m.group("keys"))
+    if keys is None:
+        from pellucid.dynamo.guard_helpers import dispatch_key_set
+        names = [k.strip() for k in m.group("keys").split(",") if k.strip()]
+        try:
+            keys = dispatch_key_set(*names)
+        except AttributeError as exc:
+            return "unknown dispatch key in %r (%s)" % (m.group("keys"), exc)
+        if str(keys) != "DispatchKeySet(%s)" % m.group("keys"):
+            return "dispatch keys %r do not rebuild to the same set (%s)" % (m.group("keys"), keys)
+        if len(_KEY_SETS) >= 256:
+            _KEY_SETS.clear()  # (callers other than read_guard_tree: keep the memo small)
+        _KEY_SETS[m.group("keys")] = keys
     t = node.guarded_type
     if t is None or t.__qualname__ != m.group("ptype"):
         return "tensor type %s is not the manager's guarded type %r" % (m.group("ptype"), t)
