@@ -426,3 +426,24 @@ def test_the_ops_step_dispatches_on_are_exactly_its_tested_ops():
                 elif isinstance(cmp_op, _ast.In) and isinstance(right, _ast.Name):
                     tested.update(getattr(machine, right.id))  # a table of the module's
     assert tested == set(machine._STEP_OPS)
+
+
+def test_the_ops_list_step_answers_first_are_exactly_its_tested_ops():
+    # _list_step answers False at once for an op not in _LIST_STEP_OPS, skipping its branches:
+    # the set must name every op a branch of _list_step tests, and only those.
+    import ast as _ast
+    import inspect
+
+    from pellucid.verify import machine
+
+    tested = set()
+    for node in _ast.walk(_ast.parse(textwrap.dedent(inspect.getsource(machine._list_step)))):
+        if isinstance(node, _ast.Compare) and isinstance(node.left, _ast.Name) and node.left.id == "op":
+            for cmp_op, right in zip(node.ops, node.comparators):
+                if isinstance(cmp_op, _ast.Eq) and isinstance(right, _ast.Constant):
+                    tested.add(right.value)
+                elif isinstance(cmp_op, _ast.In) and isinstance(right, (_ast.Tuple, _ast.Set, _ast.List)):
+                    tested.update(e.value for e in right.elts if isinstance(e, _ast.Constant))
+                elif isinstance(cmp_op, _ast.In) and isinstance(right, _ast.Name):
+                    tested.update(getattr(machine, right.id))
+    assert tested == set(machine._LIST_STEP_OPS)

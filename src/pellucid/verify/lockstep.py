@@ -11,8 +11,11 @@ Loops are handled at event points: the pair of positions ``(original pc, candida
 the states it was reached with.  A state that is an instance of a kept one is already covered; after
 a few distinct arrivals the kept state is generalised (anti-unification: terms that differ become
 shared variables, so equalities between the two programs survive) and exploration continues from
-the generalisation, which converges for the loops compilers produce.
+the generalisation, which converges for the loops compilers produce.  (An event the original
+reaches by falling through from its start is reached once: nothing is kept there.)
 """
+from itertools import compress
+from operator import is_not
 from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.verify.machine import (Memo, MState, Side, Unsupported, can_forget_lists,
@@ -41,7 +44,14 @@ class Pair:
         self.names: Optional[Tuple[List[str], List[str]]] = None
 
     def copy(self) -> "Pair":
-        return Pair(self.o.copy(), self.c.copy(), dict(self.facts), self.epoch)
+        # (without __init__: a copy is made at almost every event)
+        p = Pair.__new__(Pair)
+        p.o = self.o.copy()
+        p.c = self.c.copy()
+        p.facts = dict(self.facts)
+        p.epoch = self.epoch
+        p.names = None
+        return p
 
 
 # --------------------------------------------------------------------------- generalisation
@@ -227,7 +237,10 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     try:
         for g, s, ns in ((general.o, p.o, names_o), (general.c, p.c, names_c)):
             gv, sv = g.vars, s.vars
-            for n in ns:
+            gget, sget = gv.get, sv.get
+            # (only the names whose terms are not the same object -- a name bound in neither
+            # state has None from both -- are looked at: found at C speed, most are the same)
+            for n in compress(ns, map(is_not, map(gget, ns), map(sget, ns))):
                 a = gv.get(n, UNBOUND)
                 b = sv.get(n, UNBOUND)
                 if a is not b and a != b and _var_free(a, varmemo):
@@ -268,6 +281,7 @@ class Explorer:
         code = orig.code
         self.observable = sorted(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
         self.observable_set = frozenset(self.observable)
+        self.cellnames = orig.cellnames | cand.cellnames  # (see _after_effect)
         self.paths = 0
         self.effects = 0
         self.memo: Memo = {}  # see machine.heap_free
@@ -277,17 +291,31 @@ class Explorer:
         start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
         work: List[Pair] = [start]
         seen: Dict[Tuple[Any, ...], List[Pair]] = {}
+        first = self.orig.first_target
         while work:
             p = work.pop()
             eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
             ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
             if self.steps[0] > self.budget:
                 raise TooLarge("too large to verify (more than %d symbolic steps)" % self.budget)
-            if eo.kind not in ("return", "unwind"):
+            # Whether nothing else refers to ``p`` (nor will): its last outcome below may then
+            # continue from ``p`` itself instead of a copy.
+            private = False
+            if eo.kind not in ("return", "unwind") and p.o.pc < first:
+                # The original reached this event by falling through from its start (see
+                # ``Side.first_target``): every other path of this exploration has left that
+                # straight line -- through a jump or a handler, or by ending -- where the two
+                # outcomes of a decision or an effect part, or stops on it at another event (the
+                # exception a load that may be unbound raises), so it never comes back: no later
+                # arrival here is compared with this state, and it is not kept.
+                private = True
+            elif eo.kind not in ("return", "unwind"):
                 # One instruction can be several events in a row (a truth test, then the
                 # decision on its result): each is its own position.
                 key = (p.o.pc, p.c.pc, eo.key[0], ec.key[0])
-                kept = seen.setdefault(key, [])
+                kept = seen.get(key)
+                if kept is None:
+                    kept = seen[key] = []
                 covered = False
                 for g in kept:
                     if instance(g, p, self.memo, self.varmemo, True):
@@ -299,6 +327,7 @@ class Explorer:
                     g = join(kept[-1], p, self.varcount, self.memo)
                     kept[-1] = g
                     p = g.copy()
+                    private = True
                     eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
                     ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
                 else:
@@ -312,7 +341,7 @@ class Explorer:
             if eo.kind == "decide":
                 base = eo.key[1]
                 for val in (False, True):
-                    q = p.copy()
+                    q = p if val and private else p.copy()
                     q.facts[base] = val
                     work.append(q)
                 continue
@@ -349,7 +378,7 @@ class Explorer:
                         go_handler(side, st, ev.ins, stop)
                 work.append(self._after_effect(q, eo, ec))
             if eo.ok is not None:
-                q = p.copy()
+                q = p if private else p.copy()  # (the last outcome)
                 if eo.bool_result:
                     res: Tuple[Term, ...] = (("b", p.epoch),)
                 elif eo.nres == 1:  # (the commonest: no generator)
@@ -373,11 +402,16 @@ class Explorer:
         q.epoch += 1
         o.nalloc = 0
         c.nalloc = 0
-        # User code (a closure) may have rebound any cell.
-        for side, st in ((self.orig, o), (self.cand, c)):
-            if side.cellnames:
-                for name in side.cellnames:
-                    st.vars[name] = ("cellv", name, q.epoch)
+        # User code (a closure) may have rebound any cell.  (One term per name for both sides:
+        # comparisons of the two states then find the same object.)
+        cells = self.cellnames
+        if cells:
+            epoch = q.epoch
+            fresh = {name: ("cellv", name, epoch) for name in cells}
+            for side, st in ((self.orig, o), (self.cand, c)):
+                if side.cellnames:
+                    for name in side.cellnames:
+                        st.vars[name] = fresh[name]
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:
