@@ -216,6 +216,24 @@ def _names(g: MState, s: MState, general: Pair, i: int) -> List[str]:
     return names[i]
 
 
+def _differing(gv: Dict[str, Term], sv: Dict[str, Term]) -> List[str]:
+    """The names bound in ``gv`` or ``sv`` whose terms there are not the same object (a name bound
+    in one only included), sorted.  Most terms are the same object: they are skipped at C speed,
+    without going through every name of both (sorted) as a loop over their union would."""
+    sget = sv.get
+    out = list(compress(gv, map(is_not, gv.values(), map(sget, gv))))
+    # ``out`` holds the names of ``gv`` that ``sv`` lacks; ``sv`` binds other names than those
+    # of ``gv`` exactly when it binds more than the rest of ``gv``'s.
+    missing = 0
+    for n in out:
+        if n not in sv:
+            missing += 1
+    if len(sv) != len(gv) - missing:
+        out.extend([n for n in sv if n not in gv])
+    out.sort()
+    return out
+
+
 def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = False) -> bool:
     """Whether every concrete run ``p`` stands for is covered by ``general`` (``kept``: by a
     caller that never changes ``general``, see ``Pair.names``)."""
@@ -225,28 +243,26 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     # occurrence binds it, every other must be equal to the same term), so matching them
     # before the heaps, with the substitution carried on, answers as matching all at once;
     # and most kept states fail here, before any copy or walk.
-    if not kept:
-        names_o = sorted(set(general.o.vars) | set(p.o.vars))
-        names_c = sorted(set(general.c.vars) | set(p.c.vars))
-    else:
-        names_o = _names(general.o, p.o, general, 0)
-        names_c = _names(general.c, p.c, general, 1)
     # A quick rejection first, where kept states usually differ: a variable's pattern without
     # generalisation variables matches only an equal term (``_match`` compares such a pattern
-    # item by item), so a variable whose term is not that one already decides.
+    # item by item), so a variable whose term is not that one already decides.  (The names are
+    # looked at in sorted order, those whose terms are the same object skipped.)
     try:
-        for g, s, ns in ((general.o, p.o, names_o), (general.c, p.c, names_c)):
+        for g, s in ((general.o, p.o), (general.c, p.c)):
             gv, sv = g.vars, s.vars
-            gget, sget = gv.get, sv.get
-            # (only the names whose terms are not the same object -- a name bound in neither
-            # state has None from both -- are looked at: found at C speed, most are the same)
-            for n in compress(ns, map(is_not, map(gget, ns), map(sget, ns))):
+            for n in _differing(gv, sv):
                 a = gv.get(n, UNBOUND)
                 b = sv.get(n, UNBOUND)
                 if a is not b and a != b and _var_free(a, varmemo):
                     return False
     except RecursionError:
         pass  # (only a shortcut: the full match below decides)
+    if not kept:
+        names_o = sorted(set(general.o.vars) | set(p.o.vars))
+        names_c = sorted(set(general.c.vars) | set(p.c.vars))
+    else:
+        names_o = _names(general.o, p.o, general, 0)
+        names_c = _names(general.c, p.c, general, 1)
     sigma: Dict[Term, Any] = {}
     if not _match((_state_items(general.o, names_o), _state_items(general.c, names_c)),
                   (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma):
@@ -291,7 +307,7 @@ class Explorer:
         start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
         work: List[Pair] = [start]
         seen: Dict[Tuple[Any, ...], List[Pair]] = {}
-        first = self.orig.first_target
+        first = self.orig.first_target()
         while work:
             p = work.pop()
             eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
@@ -404,14 +420,16 @@ class Explorer:
         c.nalloc = 0
         # User code (a closure) may have rebound any cell.  (One term per name for both sides:
         # comparisons of the two states then find the same object.)
-        cells = self.cellnames
-        if cells:
+        if self.cellnames:
             epoch = q.epoch
-            fresh = {name: ("cellv", name, epoch) for name in cells}
+            fresh: Dict[str, Term] = {}
             for side, st in ((self.orig, o), (self.cand, c)):
                 if side.cellnames:
                     for name in side.cellnames:
-                        st.vars[name] = fresh[name]
+                        t = fresh.get(name)
+                        if t is None:
+                            t = fresh[name] = ("cellv", name, epoch)
+                        st.vars[name] = t
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:

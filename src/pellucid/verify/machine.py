@@ -27,6 +27,7 @@ from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const
                                    is_singleton, maybe_unbound)
 
 PY = sys.version_info[:2]
+_PY310 = PY == (3, 10)
 NEW_EXC = PY >= (3, 11)  # 3.11+: one exception value and PUSH_EXC_INFO; before: six values
 
 EXCINFO_ARG: Term = ("arg", "<caller exc_info>")
@@ -125,18 +126,6 @@ class Side:
         # pc -> the term of that LOAD_CONST's constant, filled as they run (a term depends only
         # on the constant and ``code_keys``; most constants are loaded again and again)
         self.const_terms: Dict[int, Term] = {}
-        # Every index below this one is reached only by falling through from the start: control
-        # moves to another instruction than the next only through a jump's or a handler's target.
-        # (No path of the exploration comes back to such an index: see ``Explorer.explore``.)
-        targets = [len(self.instrs)]
-        for i in self.instrs:
-            if i.target is not None:
-                targets.append(i.target)
-            h = i.handler
-            while h is not None:
-                targets.append(h.target)
-                h = h.outer
-        self.first_target = min(targets)
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         self.sorted_cells = sorted(self.cellnames)
         self.gen_start = _starts_with_gen_start(code)
@@ -150,6 +139,21 @@ class Side:
                     i.op in _FAST_OPS and i.arg in shadowed for i in self.instrs):
                 raise Unsupported("%s uses a local variable named like a free variable"
                                   % code.co_name)
+
+    def first_target(self) -> int:
+        """The first index control can reach other than by falling through: every index below it
+        is reached only from the start, instruction after instruction (control moves elsewhere
+        than to the next instruction only through a jump's or a handler's target).  No path of
+        the exploration comes back to such an index: see ``Explorer.explore``."""
+        targets = [len(self.instrs)]
+        for i in self.instrs:
+            if i.target is not None:
+                targets.append(i.target)
+            h = i.handler
+            while h is not None:
+                targets.append(h.target)
+                h = h.outer
+        return min(targets)
 
     def initial(self) -> MState:
         st = MState()
@@ -316,6 +320,8 @@ def _walk(roots: Iterable[Any], heap: Dict[Term, Tuple[Term, ...]], out: List[Te
     # Depth first, parents before children, left to right, with an explicit stack: terms are
     # large and this runs at every effect, so no call per sub-term (nor per root: the roots --
     # a list, tuple or view -- are walked one after the other, as if the items of one tuple).
+    if not roots:
+        return  # (an empty part of a state: most of the truths, handler blocks...)
     if memo is not None:
         # (the roots already known to hold no list are dropped at once: most of a state's are)
         todo = not_known_free(roots, memo)
@@ -1312,7 +1318,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
     simple = _SIMPLE_EFFECTS.get(op)
-    if PY == (3, 10):
+    if _PY310:
         # 3.10's match instructions also push a success flag.
         def with_flag(s: MState, res: Tuple[Term, ...]) -> None:
             s.stack.append(res[0])
