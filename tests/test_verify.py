@@ -426,3 +426,59 @@ def test_the_ops_step_dispatches_on_are_exactly_its_tested_ops():
                 elif isinstance(cmp_op, _ast.In) and isinstance(right, _ast.Name):
                     tested.update(getattr(machine, right.id))  # a table of the module's
     assert tested == set(machine._STEP_OPS)
+
+
+def test_the_ops_list_step_answers_first_are_exactly_its_tested_ops():
+    # _list_step answers False at once for an op not in _LIST_STEP_OPS, skipping its branches:
+    # the set must name every op a branch of _list_step tests, and only those.
+    import ast as _ast
+    import inspect
+
+    from pellucid.verify import machine
+
+    tested = set()
+    for node in _ast.walk(_ast.parse(textwrap.dedent(inspect.getsource(machine._list_step)))):
+        if isinstance(node, _ast.Compare) and isinstance(node.left, _ast.Name) and node.left.id == "op":
+            for cmp_op, right in zip(node.ops, node.comparators):
+                if isinstance(cmp_op, _ast.Eq) and isinstance(right, _ast.Constant):
+                    tested.add(right.value)
+                elif isinstance(cmp_op, _ast.In) and isinstance(right, (_ast.Tuple, _ast.Set, _ast.List)):
+                    tested.update(e.value for e in right.elts if isinstance(e, _ast.Constant))
+                elif isinstance(cmp_op, _ast.In) and isinstance(right, _ast.Name):
+                    tested.update(getattr(machine, right.id))
+    assert tested == set(machine._LIST_STEP_OPS)
+
+
+def test_first_target_is_where_the_straight_line_from_the_start_ends():
+    # Side.first_target: events before it are reached once (explore keeps no state there), so
+    # it must not be past any index control can reach other than by falling through.
+    from pellucid.verify import machine
+
+    def f(x):
+        y = g(x)  # noqa: F821
+        if y:
+            return h(y)  # noqa: F821
+        try:
+            return k(y)  # noqa: F821
+        except ValueError:
+            return None
+
+    side = machine.Side(f.__code__, {})
+    targets = {i.target for i in side.instrs if i.target is not None}
+    targets |= {i.handler.target for i in side.instrs if i.handler is not None}
+    assert side.first_target() == min(targets)
+    assert "CALL" in [i.op for i in side.instrs[:side.first_target()]] or sys.version_info < (3, 11)
+    straight = machine.Side((lambda x: g(x) + 1).__code__, {})  # noqa: F821
+    assert straight.first_target() == len(straight.instrs)
+    # decisions and effects on the straight line: both outcomes still compared
+    assert check_equivalent(f.__code__, f.__code__).ok
+
+    def f2(x):
+        y = g(x)  # noqa: F821
+        if y:
+            return h(y)  # noqa: F821
+        try:
+            return k(x)  # noqa: F821
+        except ValueError:
+            return None
+    assert not check_equivalent(f.__code__, f2.__code__).ok

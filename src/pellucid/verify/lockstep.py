@@ -11,8 +11,11 @@ Loops are handled at event points: the pair of positions ``(original pc, candida
 the states it was reached with.  A state that is an instance of a kept one is already covered; after
 a few distinct arrivals the kept state is generalised (anti-unification: terms that differ become
 shared variables, so equalities between the two programs survive) and exploration continues from
-the generalisation, which converges for the loops compilers produce.
+the generalisation, which converges for the loops compilers produce.  (An event the original
+reaches by falling through from its start is reached once: nothing is kept there.)
 """
+from itertools import compress
+from operator import is_not
 from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.verify.machine import (Memo, MState, Side, Unsupported, can_forget_lists,
@@ -41,7 +44,14 @@ class Pair:
         self.names: Optional[Tuple[List[str], List[str]]] = None
 
     def copy(self) -> "Pair":
-        return Pair(self.o.copy(), self.c.copy(), dict(self.facts), self.epoch)
+        # (without __init__: a copy is made at almost every event)
+        p = Pair.__new__(Pair)
+        p.o = self.o.copy()
+        p.c = self.c.copy()
+        p.facts = dict(self.facts)
+        p.epoch = self.epoch
+        p.names = None
+        return p
 
 
 # --------------------------------------------------------------------------- generalisation
@@ -206,6 +216,24 @@ def _names(g: MState, s: MState, general: Pair, i: int) -> List[str]:
     return names[i]
 
 
+def _differing(gv: Dict[str, Term], sv: Dict[str, Term]) -> List[str]:
+    """The names bound in ``gv`` or ``sv`` whose terms there are not the same object (a name bound
+    in one only included), sorted.  Most terms are the same object: they are skipped at C speed,
+    without going through every name of both (sorted) as a loop over their union would."""
+    sget = sv.get
+    out = list(compress(gv, map(is_not, gv.values(), map(sget, gv))))
+    # ``out`` holds the names of ``gv`` that ``sv`` lacks; ``sv`` binds other names than those
+    # of ``gv`` exactly when it binds more than the rest of ``gv``'s.
+    missing = 0
+    for n in out:
+        if n not in sv:
+            missing += 1
+    if len(sv) != len(gv) - missing:
+        out.extend([n for n in sv if n not in gv])
+    out.sort()
+    return out
+
+
 def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = False) -> bool:
     """Whether every concrete run ``p`` stands for is covered by ``general`` (``kept``: by a
     caller that never changes ``general``, see ``Pair.names``)."""
@@ -215,25 +243,26 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     # occurrence binds it, every other must be equal to the same term), so matching them
     # before the heaps, with the substitution carried on, answers as matching all at once;
     # and most kept states fail here, before any copy or walk.
-    if not kept:
-        names_o = sorted(set(general.o.vars) | set(p.o.vars))
-        names_c = sorted(set(general.c.vars) | set(p.c.vars))
-    else:
-        names_o = _names(general.o, p.o, general, 0)
-        names_c = _names(general.c, p.c, general, 1)
     # A quick rejection first, where kept states usually differ: a variable's pattern without
     # generalisation variables matches only an equal term (``_match`` compares such a pattern
-    # item by item), so a variable whose term is not that one already decides.
+    # item by item), so a variable whose term is not that one already decides.  (The names are
+    # looked at in sorted order, those whose terms are the same object skipped.)
     try:
-        for g, s, ns in ((general.o, p.o, names_o), (general.c, p.c, names_c)):
+        for g, s in ((general.o, p.o), (general.c, p.c)):
             gv, sv = g.vars, s.vars
-            for n in ns:
+            for n in _differing(gv, sv):
                 a = gv.get(n, UNBOUND)
                 b = sv.get(n, UNBOUND)
                 if a is not b and a != b and _var_free(a, varmemo):
                     return False
     except RecursionError:
         pass  # (only a shortcut: the full match below decides)
+    if not kept:
+        names_o = sorted(set(general.o.vars) | set(p.o.vars))
+        names_c = sorted(set(general.c.vars) | set(p.c.vars))
+    else:
+        names_o = _names(general.o, p.o, general, 0)
+        names_c = _names(general.c, p.c, general, 1)
     sigma: Dict[Term, Any] = {}
     if not _match((_state_items(general.o, names_o), _state_items(general.c, names_c)),
                   (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma):
@@ -268,6 +297,7 @@ class Explorer:
         code = orig.code
         self.observable = sorted(set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars))
         self.observable_set = frozenset(self.observable)
+        self.cellnames = orig.cellnames | cand.cellnames  # (see _after_effect)
         self.paths = 0
         self.effects = 0
         self.memo: Memo = {}  # see machine.heap_free
@@ -277,17 +307,31 @@ class Explorer:
         start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
         work: List[Pair] = [start]
         seen: Dict[Tuple[Any, ...], List[Pair]] = {}
+        first = self.orig.first_target()
         while work:
             p = work.pop()
             eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
             ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
             if self.steps[0] > self.budget:
                 raise TooLarge("too large to verify (more than %d symbolic steps)" % self.budget)
-            if eo.kind not in ("return", "unwind"):
+            # Whether nothing else refers to ``p`` (nor will): its last outcome below may then
+            # continue from ``p`` itself instead of a copy.
+            private = False
+            if eo.kind not in ("return", "unwind") and p.o.pc < first:
+                # The original reached this event by falling through from its start (see
+                # ``Side.first_target``): every other path of this exploration has left that
+                # straight line -- through a jump or a handler, or by ending -- where the two
+                # outcomes of a decision or an effect part, or stops on it at another event (the
+                # exception a load that may be unbound raises), so it never comes back: no later
+                # arrival here is compared with this state, and it is not kept.
+                private = True
+            elif eo.kind not in ("return", "unwind"):
                 # One instruction can be several events in a row (a truth test, then the
                 # decision on its result): each is its own position.
                 key = (p.o.pc, p.c.pc, eo.key[0], ec.key[0])
-                kept = seen.setdefault(key, [])
+                kept = seen.get(key)
+                if kept is None:
+                    kept = seen[key] = []
                 covered = False
                 for g in kept:
                     if instance(g, p, self.memo, self.varmemo, True):
@@ -299,6 +343,7 @@ class Explorer:
                     g = join(kept[-1], p, self.varcount, self.memo)
                     kept[-1] = g
                     p = g.copy()
+                    private = True
                     eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
                     ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
                 else:
@@ -312,7 +357,7 @@ class Explorer:
             if eo.kind == "decide":
                 base = eo.key[1]
                 for val in (False, True):
-                    q = p.copy()
+                    q = p if val and private else p.copy()
                     q.facts[base] = val
                     work.append(q)
                 continue
@@ -349,7 +394,7 @@ class Explorer:
                         go_handler(side, st, ev.ins, stop)
                 work.append(self._after_effect(q, eo, ec))
             if eo.ok is not None:
-                q = p.copy()
+                q = p if private else p.copy()  # (the last outcome)
                 if eo.bool_result:
                     res: Tuple[Term, ...] = (("b", p.epoch),)
                 elif eo.nres == 1:  # (the commonest: no generator)
@@ -373,11 +418,18 @@ class Explorer:
         q.epoch += 1
         o.nalloc = 0
         c.nalloc = 0
-        # User code (a closure) may have rebound any cell.
-        for side, st in ((self.orig, o), (self.cand, c)):
-            if side.cellnames:
-                for name in side.cellnames:
-                    st.vars[name] = ("cellv", name, q.epoch)
+        # User code (a closure) may have rebound any cell.  (One term per name for both sides:
+        # comparisons of the two states then find the same object.)
+        if self.cellnames:
+            epoch = q.epoch
+            fresh: Dict[str, Term] = {}
+            for side, st in ((self.orig, o), (self.cand, c)):
+                if side.cellnames:
+                    for name in side.cellnames:
+                        t = fresh.get(name)
+                        if t is None:
+                            t = fresh[name] = ("cellv", name, epoch)
+                        st.vars[name] = t
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:

@@ -27,6 +27,7 @@ from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const
                                    is_singleton, maybe_unbound)
 
 PY = sys.version_info[:2]
+_PY310 = PY == (3, 10)
 NEW_EXC = PY >= (3, 11)  # 3.11+: one exception value and PUSH_EXC_INFO; before: six values
 
 EXCINFO_ARG: Term = ("arg", "<caller exc_info>")
@@ -122,6 +123,9 @@ class Side:
         self.bindings = bindings or {}
         self.instrs = normalize(code)
         self.code_keys = code_keys
+        # pc -> the term of that LOAD_CONST's constant, filled as they run (a term depends only
+        # on the constant and ``code_keys``; most constants are loaded again and again)
+        self.const_terms: Dict[int, Term] = {}
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         self.sorted_cells = sorted(self.cellnames)
         self.gen_start = _starts_with_gen_start(code)
@@ -135,6 +139,21 @@ class Side:
                     i.op in _FAST_OPS and i.arg in shadowed for i in self.instrs):
                 raise Unsupported("%s uses a local variable named like a free variable"
                                   % code.co_name)
+
+    def first_target(self) -> int:
+        """The first index control can reach other than by falling through: every index below it
+        is reached only from the start, instruction after instruction (control moves elsewhere
+        than to the next instruction only through a jump's or a handler's target).  No path of
+        the exploration comes back to such an index: see ``Explorer.explore``."""
+        targets = [len(self.instrs)]
+        for i in self.instrs:
+            if i.target is not None:
+                targets.append(i.target)
+            h = i.handler
+            while h is not None:
+                targets.append(h.target)
+                h = h.outer
+        return min(targets)
 
     def initial(self) -> MState:
         st = MState()
@@ -301,6 +320,8 @@ def _walk(roots: Iterable[Any], heap: Dict[Term, Tuple[Term, ...]], out: List[Te
     # Depth first, parents before children, left to right, with an explicit stack: terms are
     # large and this runs at every effect, so no call per sub-term (nor per root: the roots --
     # a list, tuple or view -- are walked one after the other, as if the items of one tuple).
+    if not roots:
+        return  # (an empty part of a state: most of the truths, handler blocks...)
     if memo is not None:
         # (the roots already known to hold no list are dropped at once: most of a state's are)
         todo = not_known_free(roots, memo)
@@ -550,18 +571,26 @@ def _closure_of_fresh_lambda(side: "Side", fn: Term) -> Optional[Term]:
     return None
 
 
+# Every op ``_list_step`` tests for (any other is answered False at once).  A test
+# (tests/test_verify.py) reads its comparisons and checks this set names exactly them.
+_LIST_STEP_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND", "LIST_TO_TUPLE", "SUBSCR", "STORE_SUBSCR",
+                            "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR"})
+
+
+def _list_done(st: MState, npop: int, push: Tuple[Term, ...] = ()) -> None:
+    """A list operation done without an event: pop ``npop`` values, push ``push``, go on."""
+    _pop(st, npop)
+    st.stack.extend(push)
+    _advance(st)
+
+
 def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
     """List and tuple operations on known contents.  Returns an event, ``None`` (done) or
     ``False`` (not such an operation: handled as usual)."""
-    op, arg, stack, heap = ins.op, ins.arg, st.stack, st.heap
-
-    def done(npop: int, push: Tuple[Term, ...] = ()) -> None:
-        _pop(st, npop)
-        stack.extend(push)
-        _advance(st)
-
-    def fails(key: Tuple[Any, ...]) -> Event:
-        return _raise_only(ins, key)
+    op = ins.op
+    if op not in _LIST_STEP_OPS:
+        return False  # (most effects: answered before anything else is looked at)
+    arg, stack, heap = ins.arg, st.stack, st.heap
 
     if op in ("LIST_APPEND", "LIST_EXTEND") and isinstance(arg, int) and len(stack) > arg:
         lst, v = stack[-1 - arg], stack[-1]
@@ -569,10 +598,10 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             items = (v,) if op == "LIST_APPEND" else _seq_items(v, heap)
             if items is not None:
                 heap[lst] = heap[lst] + items
-                done(1)
+                _list_done(st, 1)
                 return None
     elif op == "LIST_TO_TUPLE" and stack and is_list(stack[-1]) and stack[-1] in heap:
-        done(1, (("tuple", heap[stack[-1]]),))
+        _list_done(st, 1, (("tuple", heap[stack[-1]]),))
         return None
     elif op == "SUBSCR" and len(stack) >= 2:
         seq, key = stack[-2], stack[-1]
@@ -582,15 +611,15 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             try:
                 got = items[idx]  # type: ignore[index]
             except (IndexError, ValueError):
-                return fails(("getitem", seq, key))
+                return _raise_only(ins, ("getitem", seq, key))
             if not isinstance(idx, slice):
-                done(2, (got,))
+                _list_done(st, 2, (got,))
             elif seq in heap:  # list.__getitem__ with a slice returns a new exact list
                 new = ("list", epoch, _alloc(st, epoch))
                 heap[new] = tuple(got)
-                done(2, (new,))
+                _list_done(st, 2, (new,))
             else:
-                done(2, (("tuple", tuple(got)),))
+                _list_done(st, 2, (("tuple", tuple(got)),))
             return None
     elif op == "STORE_SUBSCR" and len(stack) >= 3 and is_list(stack[-2]) and stack[-2] in heap:
         v, lst, key = stack[-3], stack[-2], stack[-1]
@@ -604,9 +633,9 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
                 else:
                     work[idx] = v
             except (IndexError, ValueError):
-                return fails(("setitem", lst, key, v))
+                return _raise_only(ins, ("setitem", lst, key, v))
             heap[lst] = tuple(work)
-            done(3)
+            _list_done(st, 3)
             return None
     elif op == "DELETE_SUBSCR" and len(stack) >= 2 and is_list(stack[-2]) and stack[-2] in heap:
         lst, key = stack[-2], stack[-1]
@@ -616,9 +645,9 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             try:
                 del work[idx]
             except (IndexError, ValueError):
-                return fails(("delitem", lst, key))
+                return _raise_only(ins, ("delitem", lst, key))
             heap[lst] = tuple(work)
-            done(2)
+            _list_done(st, 2)
             return None
     elif op in ("DICT_MERGE", "DICT_UPDATE") and isinstance(arg, int) and len(stack) > arg:
         # One known dict into another (``f(**{})`` compiles to this): str keys, no user code.
@@ -629,18 +658,18 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
                 return False  # a repeated keyword argument: TypeError, left to the effect
             items.update(zip(heap[src][0::2], heap[src][1::2]))
             heap[target] = tuple(x for kv in items.items() for x in kv)
-            done(1)
+            _list_done(st, 1)
             return None
     elif op == "LOAD_ATTR" and stack:
         obj = stack[-1]
         if is_list(obj) and arg in ("append", "extend"):
             # The bound method of an exact list: calling it is LIST_APPEND / LIST_EXTEND.
-            done(1, (("method", arg, obj),))
+            _list_done(st, 1, (("method", arg, obj),))
             return None
         if arg == "__closure__":
             closure = _closure_of_fresh_lambda(side, obj)
             if closure is not None:
-                done(1, (closure,))
+                _list_done(st, 1, (closure,))
                 return None
     return False
 
@@ -655,7 +684,12 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
     the event's instruction, which is left unexecuted: an event can be produced again)."""
     instrs = side.instrs
     n = len(instrs)
+    consts = side.const_terms
     steps = 0
+    # (Only ``go_handler`` replaces ``st.stack`` -- when the exception leaves the function, and
+    # the loop then stops -- and nothing here replaces ``st.vars``: both are read once.)
+    stack = st.stack
+    variables = st.vars
     # (``counter`` counts every step; it is read only after an event, so it is added to once)
     while True:
         if st.unwinding is not None:
@@ -667,10 +701,52 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
         steps += 1
         if steps > MAX_PURE_STEPS:
             raise Unsupported("no observable event within %d steps (endless pure loop?)" % steps)
-        ev = _step(side, st, instrs[pc], facts, epoch)
+        ins = instrs[pc]
+        op = ins.op
+        # The commonest pure steps, done here exactly as ``_step`` does them (a call per step
+        # was a measurable share of a check); anything else, or any doubt, goes to ``_step``.
+        if op == "LOAD_FAST":
+            v = variables.get(ins.arg)
+            if v is not None and v[0] not in _UNSURE_KINDS:
+                stack.append(v)
+                st.pc = pc + 1
+                continue
+        elif op == "LOAD_CONST":
+            v = consts.get(pc)
+            if v is None:
+                v = consts[pc] = const_term(ins.arg, side.code_keys)
+            stack.append(v)
+            st.pc = pc + 1
+            continue
+        elif op == "STORE_FAST":
+            if stack:
+                v = stack.pop()
+                if v == NULL:
+                    variables.pop(ins.arg, None)
+                else:
+                    variables[ins.arg] = v
+                st.pc = pc + 1
+                continue
+        elif op == "POP_TOP":
+            if stack:
+                stack.pop()
+                st.pc = pc + 1
+                continue
+        elif op == "PUSH_NULL":
+            stack.append(NULL)
+            st.pc = pc + 1
+            continue
+        if op not in _STEP_OPS:
+            # (what _step does with such an op, without the call: most events are these)
+            ev = _list_step(side, st, ins, epoch) if op in _LIST_STEP_OPS else False
+            if ev is False:
+                ev = _effect_op(side, st, ins, epoch, facts)
+        else:
+            ev = _step(side, st, ins, facts, epoch)
         if ev is not None:
             counter[0] += steps
             return ev
+        stack = st.stack
 
 
 def go_handler(side: Side, st: MState, ins: Optional[Instr], exc: Term) -> None:
@@ -727,14 +803,19 @@ def _effect(st: MState, ins: Instr, key: Tuple[Any, ...], npop: int, nres: int,
     """An effect consuming ``npop`` stack values and pushing its ``nres`` results."""
 
     def ok(s: MState, res: Tuple[Term, ...]) -> None:
-        _pop(s, npop)
+        # (_pop and _advance inlined: this runs after most effects, on both sides)
+        stack = s.stack
+        if npop:
+            if len(stack) < npop:
+                raise Unsupported("stack underflow")
+            del stack[-npop:]
         if push is not None:
             push(s, res)
         else:
-            s.stack.extend(res)
-        _advance(s)
+            stack.extend(res)
+        s.pc += 1
 
-    return Event("effect", key, ins, nres, ok, bool_result=bool_result)
+    return Event("effect", key, ins, nres, ok, None, True, True, bool_result)
 
 
 def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
@@ -854,7 +935,10 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
             return _load_var(st, ins, arg, facts, "local")
         stack.append(v)  # (certainly bound: what _load_var does then)
     elif op == "LOAD_CONST":
-        stack.append(const_term(arg, side.code_keys))
+        v = side.const_terms.get(st.pc)  # (see Side.const_terms)
+        if v is None:
+            v = side.const_terms[st.pc] = const_term(arg, side.code_keys)
+        stack.append(v)
     elif op == "STORE_FAST" or op == "STORE_DEREF":
         if not stack:
             raise Unsupported("stack underflow")
@@ -1171,21 +1255,22 @@ for _name in ("BUILD_TUPLE_UNPACK", "BUILD_LIST_UNPACK", "BUILD_SET_UNPACK", "BU
 del _name
 
 
+def _need(stack: List[Term], op: str, n: int) -> List[Term]:
+    """The top ``n`` values of ``stack``, which ``op`` uses."""
+    if len(stack) < n:
+        raise Unsupported("stack underflow at %s" % op)
+    return stack[len(stack) - n:] if n else []
+
+
 def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
                facts: Dict[Term, bool]) -> Optional[Event]:  # noqa: C901
     """Instructions that may run user code or raise: each one is an effect."""
     op, arg, stack = ins.op, ins.arg, st.stack
-
-    def need(n: int) -> List[Term]:
-        if len(stack) < n:
-            raise Unsupported("stack underflow at %s" % op)
-        return stack[len(stack) - n:] if n else []
-
     if op == "CALL":
         argc, kwnames, null_slot = arg
         extra = 1 if kwnames is None else 0
         n = argc + (2 if null_slot else 1) + extra
-        items = need(n)
+        items = _need(stack, op, n)
         names = kwnames
         if kwnames is None:
             ok, names = const_value(items[-1])
@@ -1205,7 +1290,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
     if op == "CALL_EX":
         has_kw, null_slot = arg
         n = 1 + has_kw + (2 if null_slot else 1)
-        items = need(n)
+        items = _need(stack, op, n)
         kw = items[-1] if has_kw else None
         posargs = items[-1 - has_kw]
         fn, extra = _call_parts(items[:-1 - has_kw], null_slot)
@@ -1233,19 +1318,19 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
     simple = _SIMPLE_EFFECTS.get(op)
-    if PY == (3, 10):
+    if _PY310:
         # 3.10's match instructions also push a success flag.
         def with_flag(s: MState, res: Tuple[Term, ...]) -> None:
             s.stack.append(res[0])
             s.stack.append(("b", res[0][1]))
         if op == "MATCH_CLASS":
-            vals = need(3)
+            vals = _need(stack, op, 3)
             return _effect(st, ins, ("match_class", arg) + tuple(vals), 3, 1, with_flag)
         if op == "MATCH_KEYS":
-            vals = need(2)
+            vals = _need(stack, op, 2)
             return _effect(st, ins, ("match_keys", vals[0], vals[1]), 0, 1, with_flag)
     if op == "BUILD_CONST_KEY_MAP" and isinstance(arg, int):
-        vals = need(arg + 1)
+        vals = _need(stack, op, arg + 1)
         ok, keys = const_value(vals[-1])
         if ok and all(type(k) in (int, str) for k in keys):
             # Hashing int/str constants runs no user code: the same dict, built by the same
@@ -1254,7 +1339,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             return _effect(st, ins, ("build_map", pairs), arg + 1, 1)
     if simple is not None:
         npop, nres, build = simple[0](arg), simple[1](arg), simple[2]
-        vals = need(npop)
+        vals = _need(stack, op, npop)
         key = build(vals, arg)
         if op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
             # Results are pushed so that the first item ends on top.
@@ -1262,7 +1347,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         return _effect(st, ins, key, npop, nres)
     if op == "FORMAT":
         conv, has_spec = arg
-        vals = need(1 + has_spec)
+        vals = _need(stack, op, 1 + has_spec)
         if not has_spec and conv == -1 and vals[0][0] == "const" and vals[0][1] == "str":
             stack.pop()
             stack.append(vals[0])
@@ -1270,48 +1355,48 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             return None
         return _effect(st, ins, ("format", conv) + tuple(vals), 1 + has_spec, 1)
     if op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"):
-        vals = need(arg + 1)
+        vals = _need(stack, op, arg + 1)
         return _effect(st, ins, (op.lower(), vals[0], vals[-1]), 1, 0)
     if op == "MAP_ADD":
-        vals = need(arg + 2)
+        vals = _need(stack, op, arg + 2)
         return _effect(st, ins, ("map_add", vals[0], vals[-2], vals[-1]), 2, 0)
     if op == "IMPORT_FROM":
-        vals = need(1)
+        vals = _need(stack, op, 1)
         return _effect(st, ins, ("import_from", vals[0], arg), 0, 1)
     if op == "GET_ANEXT":
-        vals = need(1)
+        vals = _need(stack, op, 1)
         return _effect(st, ins, ("anext", vals[0]), 0, 1)
     if op == "GET_LEN":
-        vals = need(1)
+        vals = _need(stack, op, 1)
         return _effect(st, ins, ("len", vals[0]), 0, 1)
     if op in ("MATCH_MAPPING", "MATCH_SEQUENCE"):
-        vals = need(1)
+        vals = _need(stack, op, 1)
         return _effect(st, ins, (op.lower(), vals[0]), 0, 1, bool_result=True)
     if op == "MATCH_KEYS":
-        vals = need(2)
+        vals = _need(stack, op, 2)
         return _effect(st, ins, ("match_keys", vals[0], vals[1]), 0, 1)
     if op == "COPY_DICT_WITHOUT_KEYS":
-        vals = need(2)
+        vals = _need(stack, op, 2)
         return _effect(st, ins, ("copy_dict_without_keys", vals[0], vals[1]), 1, 1)
     if op == "EXC_MATCH2":
-        vals = need(2)
+        vals = _need(stack, op, 2)
         return _effect(st, ins, ("exc_match", _exc_of(vals[0]), vals[1]), 2, 1, bool_result=True)
     if op == "CHECK_EXC_MATCH":
-        vals = need(2)
+        vals = _need(stack, op, 2)
         return _effect(st, ins, ("exc_match", _exc_of(vals[0]), vals[1]), 1, 1, bool_result=True)
     if op == "WITH_EXCEPT_START":
         if NEW_EXC:
-            vals = need(4)
+            vals = _need(stack, op, 4)
             exit_fn, exc = vals[0], vals[-1]
         else:
-            vals = need(7)
+            vals = _need(stack, op, 7)
             exit_fn, exc = vals[0], _exc_of(vals[-2])
         return _effect(st, ins, ("with_exit", exit_fn, exc), 0, 1)
     if op in ("YIELD_VALUE",):
-        vals = need(1)
+        vals = _need(stack, op, 1)
         return _effect(st, ins, ("yield", vals[0]), 1, 1)
     if op == "YIELD_FROM":
-        vals = need(2)
+        vals = _need(stack, op, 2)
         return _effect(st, ins, ("yield_from", vals[0], vals[1]), 2, 1)
     if op == "END_ASYNC_FOR":
         return _exc_kind_decision(side, st, ins, "StopAsyncIteration", facts)
