@@ -80,6 +80,8 @@ class ConstantPool:
         #: nested bodies decompiled with this pool, i.e. within one decompile (see
         #: ``fallback.body_or_fallback``): key -> (code, kept statements or None, declarer)
         self.bodies: Dict[Any, Any] = {}
+        #: whether a ``LOAD_ASSERTION_ERROR`` was decompiled with this pool (``tidy`` has work)
+        self.made_assertion = False
 
     def expr(self, value: Any, as_set: bool = False) -> ast.expr:
         """Expression for ``value``; ``as_set`` writes a frozenset as a set display (``x in {1}``)."""

@@ -4,7 +4,6 @@ import sys
 import types
 from typing import Any, Dict, Optional, Tuple
 
-from pellucid.decompiler import stack_machine
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import build_arguments, finish_function_body, kind_flags, CO_COROUTINE, CO_ASYNC_GENERATOR
 from pellucid.decompiler.statements_cleanup import tidy
@@ -23,12 +22,9 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     """The module AST holding ``code`` (its body for module code, else one definition)."""
     pool = consts if consts is not None else ConstantPool()
     from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
-    # tidy rewrites only around names LOAD_ASSERTION_ERROR made: none made, nothing to walk for.
-    # (Not with a pool that already holds nested bodies: it hands out copies of bodies decompiled
-    # before, whose names were made before the stamp is read.)
-    stamp = stack_machine.last_assertion_stamp if not pool.bodies else None
     stmts, sub = body_or_fallback(code, pool)
-    tidy_ = tidy if stamp is None or stack_machine.last_assertion_stamp != stamp else _as_is
+    # tidy rewrites only around names LOAD_ASSERTION_ERROR made: none made, nothing to walk for
+    tidy_ = tidy if pool.made_assertion else _as_is
     if is_module_code(code):
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]

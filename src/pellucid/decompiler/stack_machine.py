@@ -7,7 +7,6 @@ clause's ``as`` binding, a loop target) are emitted as assignments from those ma
 """
 import ast
 import copy
-import itertools
 import sys
 import types
 from typing import Any, Callable, Dict, List, Optional
@@ -188,13 +187,6 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
 _LEAVES = (ast.Name, ast.Constant)
 _expr = ast.expr
 
-# Each name made by ``LOAD_ASSERTION_ERROR`` (the only nodes ``statements_cleanup.tidy`` rewrites
-# around) sets ``last_assertion_stamp`` to a new number, so a caller that finds it unchanged after
-# decompiling knows its tree has none (render.code_to_ast then skips tidy's whole-tree walk).
-# (Numbers from one counter, each written once: whatever other threads write, the value read
-# after a name was made in between is never the one read before.)
-_assertion_stamps = itertools.count(1)
-last_assertion_stamp = 0
 
 
 class StackMachine:
@@ -336,10 +328,9 @@ class StackMachine:
         stack.append(M.ClassBuilder())
 
     def op_LOAD_ASSERTION_ERROR(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        global last_assertion_stamp
         node = name_load("AssertionError")
         node._assertion = True  # type: ignore[attr-defined]  # becomes an ``assert`` statement
-        last_assertion_stamp = next(_assertion_stamps)
+        self.consts.made_assertion = True  # type: ignore[attr-defined]  # (tidy has work)
         stack.append(node)
 
     # stack shuffles -----------------------------------------------------------------------------
