@@ -65,29 +65,7 @@ def name_ids(tree: ast.AST) -> Set[str]:
     >>> sorted(name_ids(ast.parse("x = y + f(x)")))
     ['f', 'x', 'y']
     """
-    # (all_nodes' walk without listing the contexts, a third of the nodes: this runs over the
-    # whole of a Dynamo function to find the free variables it names)
-    ids: Set[str] = set()
-    add = ids.add
-    work = [tree]
-    append, extend = work.append, work.extend
-    for node in work:  # (a list iterator sees what is appended while it runs)
-        cls = type(node)
-        if cls in CONTEXTS:
-            continue  # (no fields: no children, no name)
-        if cls is _Name:
-            add(node.id)  # type: ignore[attr-defined]
-            if type(getattr(node, "ctx", None)) in CONTEXTS:
-                continue  # (the commonest node: its only child is its context)
-        elif isinstance(node, _Name):
-            add(node.id)
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                extend([v for v in value if isinstance(v, _AST)])
-            elif isinstance(value, _AST):
-                append(value)
-    return ids
+    return set([node.id for node in all_nodes(tree) if isinstance(node, _Name)])  # type: ignore[attr-defined]
 
 
 def copy_tree(value: Any) -> Any:
