@@ -1,13 +1,13 @@
 """``MatchBuilder._may_start_case``: the shortcut that skips decoding a pattern at a ``COPY 1``
 must only skip where the decoding would have found none."""
-import ast
-import inspect
 import os
 import sys
 import textwrap
 import types
 
 import pytest
+
+from op_comparisons import ops_compared  # (tests/ is on sys.path under pytest)
 
 from pellucid.decompiler import match
 
@@ -17,20 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def test_decoded_ops_are_exactly_the_ops_decode_has_a_case_for():
     # An op _decode learns to handle but _DECODED_OPS does not name would be taken for one that
     # fails every pattern, and the shortcut would skip patterns using it.
-    tested = set()
-    tree = ast.parse(textwrap.dedent(inspect.getsource(match.MatchBuilder._decode)))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "op":
-            for cmp_op, right in zip(node.ops, node.comparators):
-                if isinstance(cmp_op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
-                    tested.add(right.value)
-                elif isinstance(cmp_op, ast.In) and isinstance(right, (ast.Tuple, ast.Set, ast.List)):
-                    tested.update(e.value for e in right.elts if isinstance(e, ast.Constant))
-                elif isinstance(cmp_op, ast.In) and isinstance(right, ast.Name):
-                    tested.update(getattr(match, right.id))
-                else:
-                    raise AssertionError("unexpected test of op: %s" % ast.dump(node))
-    assert tested == set(match._DECODED_OPS)
+    assert ops_compared(match.MatchBuilder._decode, match, "_DECODED_OPS") == set(match._DECODED_OPS)
     assert match._INERT_OPS <= match._DECODED_OPS
     assert not set(match._MATCH_OPS) & match._INERT_OPS
     assert not {op for op in match._INERT_OPS if "JUMP" in op}

@@ -15,6 +15,8 @@ import types
 
 import pytest
 
+from op_comparisons import ops_compared  # (tests/ is on sys.path under pytest)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = "%d.%d" % sys.version_info[:2]
 
@@ -410,43 +412,17 @@ def test_dynamo_transformed_code():
 def test_the_ops_step_dispatches_on_are_exactly_its_tested_ops():
     # _step sends an op that is not in _STEP_OPS straight to the effect code, skipping its own
     # branches: the set must name every op a branch of _step tests, and only those.
-    import ast as _ast
-    import inspect
-
     from pellucid.verify import machine
 
-    tested = set()
-    for node in _ast.walk(_ast.parse(textwrap.dedent(inspect.getsource(machine._step)))):
-        if isinstance(node, _ast.Compare) and isinstance(node.left, _ast.Name) and node.left.id == "op":
-            for cmp_op, right in zip(node.ops, node.comparators):
-                if isinstance(cmp_op, _ast.Eq) and isinstance(right, _ast.Constant):
-                    tested.add(right.value)
-                elif isinstance(cmp_op, _ast.In) and isinstance(right, (_ast.Tuple, _ast.Set, _ast.List)):
-                    tested.update(e.value for e in right.elts if isinstance(e, _ast.Constant))
-                elif isinstance(cmp_op, _ast.In) and isinstance(right, _ast.Name):
-                    tested.update(getattr(machine, right.id))  # a table of the module's
-    assert tested == set(machine._STEP_OPS)
+    assert ops_compared(machine._step, machine, "_STEP_OPS") == set(machine._STEP_OPS)
 
 
 def test_the_ops_list_step_answers_first_are_exactly_its_tested_ops():
     # _list_step answers False at once for an op not in _LIST_STEP_OPS, skipping its branches:
     # the set must name every op a branch of _list_step tests, and only those.
-    import ast as _ast
-    import inspect
-
     from pellucid.verify import machine
 
-    tested = set()
-    for node in _ast.walk(_ast.parse(textwrap.dedent(inspect.getsource(machine._list_step)))):
-        if isinstance(node, _ast.Compare) and isinstance(node.left, _ast.Name) and node.left.id == "op":
-            for cmp_op, right in zip(node.ops, node.comparators):
-                if isinstance(cmp_op, _ast.Eq) and isinstance(right, _ast.Constant):
-                    tested.add(right.value)
-                elif isinstance(cmp_op, _ast.In) and isinstance(right, (_ast.Tuple, _ast.Set, _ast.List)):
-                    tested.update(e.value for e in right.elts if isinstance(e, _ast.Constant))
-                elif isinstance(cmp_op, _ast.In) and isinstance(right, _ast.Name):
-                    tested.update(getattr(machine, right.id))
-    assert tested == set(machine._LIST_STEP_OPS)
+    assert ops_compared(machine._list_step, machine, "_LIST_STEP_OPS") == set(machine._LIST_STEP_OPS)
 
 
 def test_first_target_is_where_the_straight_line_from_the_start_ends():
