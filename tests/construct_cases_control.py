@@ -819,3 +819,62 @@ def f(n, m):
             break
     return result
 """, [(0, {}), (3, {2: ["ab", "c"]}), (3, {}), (2, {1: [None]}), (2, None)])
+
+# A loop body whose inner test only returns or raises, in both arms: the natural loop leaves
+# that test out (it never reaches the back edge), yet it is body code, run with the loop's
+# iterators on the stack.  Nested in a second loop its returns pop both iterators
+# (enum.EnumType._find_data_repr_ fell back on every version).
+case("nested_for_return_in_both_arms", r"""
+def f(xss):
+    for xs in xss:
+        for b in xs:
+            if b:
+                return 1
+            else:
+                return 2
+    return None
+""", [([],), ([[]],), ([[], [0]],), ([[5]],), ([[], [0, 1]],), ([None],)])
+
+case("nested_for_return_from_nested_tests", r"""
+def f(chains, kinds):
+    for chain in chains:
+        for base in chain:
+            if base is None:
+                continue
+            elif isinstance(base, kinds):
+                return "kind", base
+            elif "r" in base:
+                if "a" in base and "b" in base and base["b"]:
+                    return "ab", base["a"]
+                else:
+                    return "r", base["r"]
+    return None
+""", [([], int), ([[None, 3]], int), ([[None, {"x": 1}], [{"r": 2}]], int),
+      ([[{"r": 1, "a": 2, "b": 0}]], int), ([[{"r": 1, "a": 2, "b": 3}]], int), ([[{}]], str),
+      ([[1.5]], int)])
+
+case("for_return_or_raise_in_nested_if_arms", r"""
+def f(xs, y):
+    total = 0
+    for x in xs:
+        total += 1
+        if x:
+            if y:
+                return total, x
+            else:
+                raise ValueError(total)
+    return total
+""", [([], 1), ([0, 0], 1), ([0, 3], 1), ([0, 3], 0), ([2], None)])
+
+case("while_return_in_nested_if_arms", r"""
+def f(n, y):
+    i = 0
+    while i < n:
+        i += 1
+        if i * i > n:
+            if y:
+                return i
+            else:
+                return -i
+    return 0
+""", [(0, 1), (5, 1), (5, 0), (1, 0)])

@@ -32,6 +32,10 @@ STRUCTURED = (
     "chained_comparison_values_copied_tails",
     "class_private_names_mangled",  # difflib.SequenceMatcher, collections.UserList (module code)
     "unpacking_repeated_target_name",  # difflib.context_diff (3.13)
+    "nested_for_return_in_both_arms",  # enum.EnumType._find_data_repr_
+    "nested_for_return_from_nested_tests",
+    "for_return_or_raise_in_nested_if_arms",
+    "while_return_in_nested_if_arms",
 )
 
 

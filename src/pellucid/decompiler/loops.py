@@ -58,6 +58,36 @@ def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
     return True
 
 
+def _leaving_region(block: Block, body: FrozenSet[Block], header: Block) -> bool:
+    """Body code that branches but never comes back: every path from ``block`` returns or
+    raises, and each of its blocks is entered only from ``body`` or from the region itself.
+
+    ``if x: (if y: return 1 else: return 2)`` in a loop: the natural loop leaves the inner
+    test out (no path from it reaches the back edge), yet it is the body's code, run with
+    the loop's iterators still on the stack, and written inline like a lone ``return``.
+    The region stays in the exception context of the body where it starts (a ``try`` inside
+    it could lead back into the loop through a handler, an edge ``succs`` does not list), and
+    holds no block the loop ``header`` leaves to: that is the code after the loop (which
+    ``while c: ... if x: ...; break`` may reach only from the body and the header).
+    """
+    if not block.preds:
+        return False
+    handler = block.preds[0].handler
+    region: Set[Block] = set()
+    work = [block]
+    while work:
+        b = work.pop()
+        if b in region:
+            continue
+        if b in body or len(region) >= 64 or b.handler != handler:
+            return False
+        if not b.succs and b.last.op not in _ENDS:
+            return False
+        region.add(b)
+        work.extend(b.succs)
+    return all((p in body and p is not header) or p in region for b in region for p in b.preds)
+
+
 def _same_exit(a: Block, b: Block) -> bool:
     """Two copies of one ``return``/``raise`` tail: 3.11+ copies a short tail to each of the
     loop's exits (after the guard and after the latch), so either copy is the loop's follow."""
@@ -119,8 +149,13 @@ class LoopBuilder:
                 continue
             normal.add(b)
             work.extend(b.succs)
-        return {s for s in exits
-                if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
+        kept = {s for s in exits if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
+        # Body code that only returns or raises (see _leaving_region) is no exit -- unless it is
+        # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
+        leaving = {s for s in kept if _leaving_region(s, body, header)}
+        if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
+            kept -= leaving
+        return kept
 
     def _leave_target(self, exit_block: Block, body: FrozenSet[Block],
                       normal: Optional[Block] = None) -> Optional[Block]:
