@@ -878,3 +878,24 @@ def f(n, y):
                 return -i
     return 0
 """, [(0, 1), (5, 1), (5, 0), (1, 0)])
+
+# typing.Protocol.__init_subclass__.<locals>._proto_hook: both breaks of the inner loop sit in
+# tests the natural loop leaves out (one also returns); they jump to the outer loop's next
+# iteration, past the inner loop's ``else``.
+case("nested_for_else_breaks_only_in_tests", r"""
+def f(attrs, bases):
+    for attr in attrs:
+        for base in bases:
+            if attr in base:
+                if base[attr] is None:
+                    return "none", attr
+                break
+            extra = base.get("extra", {})
+            if isinstance(extra, dict) and attr in extra and len(extra) > 1:
+                break
+        else:
+            return "missing", attr
+    return True
+""", [([], []), (["a"], []), (["a"], [{"a": 1}]), (["a"], [{"a": None}]),
+      (["a", "b"], [{"a": 1}, {"extra": {"b": 1, "c": 2}}]), (["b"], [{"extra": {"b": 1}}]),
+      (["a"], [{"x": 1}, {"a": 2}]), (["a"], [5])])

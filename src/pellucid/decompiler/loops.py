@@ -436,15 +436,28 @@ class LoopBuilder:
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
         inner, inner_targets = self._body_code_exits(exits, body, normal, stack)
+        only_inner: Optional[Block] = None
         if inner:
-            follow = self._follow(exits - inner, normal, ctx, body, stack)
+            rest = exits - inner
+            if not rest and len(inner_targets) == 1:
+                # every break is in such code: where they jump is the follow (with an ``else``
+                # clause, the normal exit is that clause's code)
+                follow = only_inner = next(iter(inner_targets))
+            else:
+                follow = self._follow(rest, normal, ctx, body, stack)
             if inner_targets <= {follow}:
                 exits = exits - inner
-        cuts = self._break_copies(body, normal, stack)
-        follow = self._follow(exits - set(cuts), normal, ctx, body, stack)
-        if follow is not normal:
-            cuts = {}  # (the copies would be read as the else clause's code, inside the body)
-            follow = self._follow(exits, normal, ctx, body, stack)
+            else:
+                only_inner = None
+        if only_inner is not None:
+            cuts: Dict[Block, int] = {}
+            follow = only_inner
+        else:
+            cuts = self._break_copies(body, normal, stack)
+            follow = self._follow(exits - set(cuts), normal, ctx, body, stack)
+            if follow is not normal:
+                cuts = {}  # (the copies would be read as the else clause's code, inside the body)
+                follow = self._follow(exits, normal, ctx, body, stack)
         after_stack = stack[:-1]
         self.active_loops.add(header)
         for b, k in cuts.items():
