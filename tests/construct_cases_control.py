@@ -899,3 +899,19 @@ def f(attrs, bases):
 """, [([], []), (["a"], []), (["a"], [{"a": 1}]), (["a"], [{"a": None}]),
       (["a", "b"], [{"a": 1}, {"extra": {"b": 1, "c": 2}}]), (["b"], [{"extra": {"b": 1}}]),
       (["a"], [{"x": 1}, {"a": 2}]), (["a"], [5])])
+
+# A ``while`` loop's ``break`` after statements: the statements and the jump are one block,
+# entered only from the body.  Read as the loop's exit, they were written after the loop and
+# the code after the loop twice (once in an ``else`` clause).
+case("while_break_after_statements", r"""
+def f(n, log):
+    i = 0
+    while i < n:
+        i += 1
+        if i == 3:
+            log.append("three")
+            break
+        log.append(i)
+    log.append("end")
+    return i, log
+""", [(0, []), (2, []), (5, []), (3, [])])

@@ -37,6 +37,7 @@ STRUCTURED = (
     "for_return_or_raise_in_nested_if_arms",
     "while_return_in_nested_if_arms",
     "nested_for_else_breaks_only_in_tests",  # typing.Protocol.__init_subclass__._proto_hook
+    "while_break_after_statements",
 )
 
 

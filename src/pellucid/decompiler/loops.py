@@ -88,6 +88,22 @@ def _leaving_region(block: Block, body: FrozenSet[Block], header: Block) -> bool
     return all((p in body and p is not header) or p in region for b in region for p in b.preds)
 
 
+def _reaches(start: Block, target: Block, body: FrozenSet[Block]) -> bool:
+    """Whether a path from ``start`` that stays out of ``body`` reaches ``target`` (looking at
+    64 blocks at most)."""
+    seen: Set[Block] = set()
+    work = [start]
+    while work and len(seen) < 64:
+        b = work.pop()
+        if b is target:
+            return True
+        if b in seen or b in body:
+            continue
+        seen.add(b)
+        work.extend(b.succs)
+    return False
+
+
 def _same_exit(a: Block, b: Block) -> bool:
     """Two copies of one ``return``/``raise`` tail: 3.11+ copies a short tail to each of the
     loop's exits (after the guard and after the latch), so either copy is the loop's follow."""
@@ -299,7 +315,8 @@ class LoopBuilder:
 
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
                 body: FrozenSet[Block] = frozenset(),
-                for_stack: Optional[List[Any]] = None) -> Optional[Block]:
+                for_stack: Optional[List[Any]] = None,
+                statement_breaks: bool = False) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)
         if body:
             resolved = set()
@@ -309,6 +326,8 @@ class LoopBuilder:
                     else self._leave_target(b, body, normal)
                 if target is None and for_stack is not None:
                     target = self._popping_break_target(b, body, for_stack)
+                if target is None and statement_breaks:
+                    target = self._statement_break_target(b, body, normal)
                 resolved.add(b if target is None else target)
             breaks = resolved - {normal} if normal is not None else resolved
         if not breaks:
@@ -325,6 +344,27 @@ class LoopBuilder:
         if len(joins) == 1 and None not in joins and not joins & self.active_loops:
             return next(iter(joins))
         raise StructureError("loop with several break targets")
+
+    def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
+                                normal: Optional[Block]) -> Optional[Block]:
+        """Where a ``while`` loop's ``break`` goes when its block holds statements before it.
+
+        ``if i == 3: log.append(i); break`` is one block, ``...; JUMP after``, entered only from
+        the body: read as the loop's exit, the statements were written after the loop, and the
+        code both exits share was written twice (once in an ``else`` clause).  The jump's target
+        is the follow when the normal exit gets there too (or there is none: ``while True``).
+        """
+        if exit_block.last.op != "JUMP" or any(p not in body for p in exit_block.preds):
+            return None
+        target = exit_block.jump
+        if target is None or target in body or target is exit_block:
+            return None
+        chain = self.handler_chain(exit_block)  # type: ignore[attr-defined]
+        if any(self.handler_chain(p) != chain for p in exit_block.preds):  # type: ignore[attr-defined]
+            return None  # (leaving a try/with: _leave_target's business)
+        if normal is not None and normal is not target and not _reaches(normal, target, body):
+            return None
+        return target
 
     def _own_code_end(self, exit_block: Block, body: FrozenSet[Block]) -> Optional[Block]:
         """The one block that the code only ``exit_block`` reaches (the blocks it dominates)
@@ -529,7 +569,7 @@ class LoopBuilder:
                 # A chained comparison's early tests leave through a block that drops the
                 # duplicated operand and jumps on to the same place: not a ``break``.
                 exits = self._chain_cleanup_exits(exits, chain, normal)
-        follow = self._follow(exits, normal, ctx, body)
+        follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
         self.active_loops.add(header)
         try:
             loop_ctx = self._loop_ctx(ctx, header, cont, follow, body)
@@ -610,7 +650,7 @@ class LoopBuilder:
             return None
         latch, chain = test
         exits = self._chain_cleanup_exits(self._exits(body, header), chain, normal)
-        follow = self._follow(exits, normal, ctx, body)
+        follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
         self.active_loops.add(header)
         self.latch_tests.add(latch)
         try:
