@@ -915,3 +915,30 @@ def f(n, log):
     log.append("end")
     return i, log
 """, [(0, []), (2, []), (5, []), (3, [])])
+
+# inspect.getmembers (≤3.10 failed outright: no structured form, and the fallback has no
+# exception handling there): a for-else inside an ``except`` clause whose ``else`` continues
+# the enclosing loop, leaving the handler through its POP_EXCEPT.
+case("for_else_continue_in_except_clause", r"""
+def f(names, obj, mro, processed, predicate):
+    results = []
+    for key in names:
+        try:
+            value = getattr(obj, key)
+            if key in processed:
+                raise AttributeError
+        except AttributeError:
+            for base in mro:
+                if key in base:
+                    value = base[key]
+                    break
+            else:
+                continue
+        if not predicate or predicate(value):
+            results.append((key, value))
+        processed.add(key)
+    return results, processed
+""", [(["real", "nope", "x"], 1, [{"x": 5}], set(), None),
+      (["real", "real"], 2, [{"real": 7}], set(), None),
+      (["imag", "y"], 3, [{}, {"y": 1}], set(), callable),
+      ([], 0, [], set(), None)])

@@ -38,6 +38,7 @@ STRUCTURED = (
     "while_return_in_nested_if_arms",
     "nested_for_else_breaks_only_in_tests",  # typing.Protocol.__init_subclass__._proto_hook
     "while_break_after_statements",
+    "for_else_continue_in_except_clause",  # inspect.getmembers (3.8-3.10)
 )
 
 

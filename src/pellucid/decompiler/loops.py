@@ -466,7 +466,13 @@ class LoopBuilder:
         inner_stop = stop | {follow} if follow is not None else stop
         s, st, end = self.walk(normal, list(stack), ctx, inner_stop)
         if st is not None and end is not follow:
-            raise StructureError("loop else-clause does not rejoin the loop's follow")
+            # An enclosing region's boundary that is the enclosing loop's next iteration or
+            # exit (``for ...: else: continue`` in an ``except`` clause, ≤3.10): the clause
+            # ends with that ``continue``/``break``.
+            jump = self.loop_jump(end, ctx) if end is not None else None  # type: ignore[attr-defined]
+            if jump is None:
+                raise StructureError("loop else-clause does not rejoin the loop's follow")
+            s.append(jump)
         return s
 
     def _build_for(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],
