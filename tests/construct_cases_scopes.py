@@ -651,3 +651,24 @@ def f(n):
     return (t.__default__, repr(ts.__default__), p.__default__, t.has_default(),
             [repr(q.__default__) for q in C.__type_params__], [repr(q.__default__) for q in A.__type_params__], n)
 """, [(1,)], min_version=(3, 13))
+
+case("type_params_class_super_private_alias_conditional_annotation", r"""
+def f(xs):
+    class C[T](list):
+        type A = list[T]
+        def m(self):
+            return super().__len__()
+        async def am[U](self, u: U = xs) -> T:
+            return u
+        def __p[V](self) -> V:
+            return 1
+        def q(self):
+            return self.__p()
+    def g[T](x=lambda: xs, *, y: T | None = None) -> list[T] if xs else T:
+        return x()
+    class D[T](C[T]):
+        pass
+    (t,) = C.__type_params__
+    return (C([1, 2]).m(), C().q(), C.A.__value__ == list[t], g(), g.__annotations__["return"] == (list[g.__type_params__[0]] if xs else g.__type_params__[0]),
+            sorted(n for n in vars(C) if "p" in n), C.am.__defaults__, [c.__name__ for c in D.__mro__])
+""", [([1],), ([],)], min_version=(3, 12))
