@@ -8,7 +8,7 @@ import dis
 import inspect
 import sys
 import types
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import raw_instructions
@@ -139,7 +139,7 @@ class FunctionStub(M.FunctionStub):
     """MAKE_FUNCTION's result: code plus the default/annotation/closure expressions."""
 
     #: PEP 695 type parameters (``ast.TypeVar``...), set by pellucid.decompiler.type_params
-    type_params: List[ast.AST] = []
+    type_params: Sequence[ast.AST] = ()
 
     def __init__(self, code: types.CodeType) -> None:
         super().__init__(code)
