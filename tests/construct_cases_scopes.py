@@ -672,3 +672,32 @@ def f(xs):
     return (C([1, 2]).m(), C().q(), C.A.__value__ == list[t], g(), g.__annotations__["return"] == (list[g.__type_params__[0]] if xs else g.__type_params__[0]),
             sorted(n for n in vars(C) if "p" in n), C.am.__defaults__, [c.__name__ for c in D.__mro__])
 """, [([1],), ([],)], min_version=(3, 12))
+
+case("type_params_star_bases_in_loop_try_and_branches", r"""
+class Base:
+    pass
+
+def f(xs, bases, kw):
+    out = []
+    for x in xs:
+        try:
+            def g[T](a: T = x) -> T:
+                if a == 2:
+                    raise ValueError(a)
+                return a
+            out.append(g())
+        except ValueError:
+            class E[T](Base, *bases, **kw):
+                pass
+            out.append([c.__name__ for c in E.__mro__])
+        finally:
+            type Z[Q] = list[Q]
+            out.append(Z.__type_params__[0].__name__)
+    if xs:
+        class K[T]:
+            pass
+    else:
+        def K[T]():
+            pass
+    return out, type(K).__name__, K.__type_params__[0].__name__
+""", [([1, 2], (), {}), ([2], (dict,), {}), ([], (), {})], min_version=(3, 12))

@@ -72,12 +72,19 @@ class GenericBase(M.Marker):
 
 
 class ClassArguments(M.Marker):
-    """The positional tuple of ``__build_class__`` called with ``**`` keywords (``value``:
-    the raw stack values: class body, name, bases)."""
+    """The positional tuple of ``__build_class__`` called with ``*``/``**`` arguments
+    (``value``: the raw stack values: class body, name, bases (starred ones as ast.Starred),
+    Generic base)."""
 
 
 def _is_str_constant(v: Any) -> bool:
     return isinstance(v, ast.Constant) and isinstance(v.value, str)
+
+
+def _class_arguments(items: List[Any]) -> bool:
+    """Whether ``items`` start as __build_class__'s arguments do: class body, its name."""
+    return len(items) >= 2 and isinstance(items[0], FunctionStub) and _is_str_constant(items[1]) \
+        and items[0].value.co_name == items[1].value
 
 
 class GenericParameters(BodyDecompiler):
@@ -173,12 +180,39 @@ class GenericParameters(BodyDecompiler):
             del stack[len(stack) - arg:]
             stack.append(M.Marker(("type_alias_operand", items[0].value, items[2], items[1])))
             return
-        if len(items) >= 2 and isinstance(items[0], FunctionStub) and _is_str_constant(items[1]) \
-                and any(isinstance(x, GenericBase) for x in items):
+        if _class_arguments(items):
             del stack[len(stack) - arg:]  # __build_class__'s arguments, for CALL_FUNCTION_EX
             stack.append(ClassArguments(items))
             return
         super().op_BUILD_TUPLE(arg, stack, out, ins)
+
+    # ``class C[T](A, *bases)``: __build_class__'s arguments are a list, extended with the
+    # starred bases, appended the Generic base, made a tuple
+    def op_BUILD_LIST(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        items = stack[len(stack) - arg:] if arg else []
+        if _class_arguments(items):
+            del stack[len(stack) - arg:]
+            stack.append(ClassArguments(items))
+            return
+        super().op_BUILD_LIST(arg, stack, out, ins)
+
+    def op_LIST_EXTEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if len(stack) > arg and isinstance(stack[-1 - arg], ClassArguments):
+            seq = self.value(stack.pop())
+            stack[-arg].value.append(ast.Starred(seq, ast.Load()))
+            return
+        super().op_LIST_EXTEND(arg, stack, out, ins)
+
+    def op_LIST_APPEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if len(stack) > arg and isinstance(stack[-1 - arg], ClassArguments):
+            v = stack.pop()
+            stack[-arg].value.append(v)
+            return
+        super().op_LIST_APPEND(arg, stack, out, ins)
+
+    def op_LIST_TO_TUPLE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if not (stack and isinstance(stack[-1], ClassArguments)):
+            super().op_LIST_TO_TUPLE(arg, stack, out, ins)
 
     def op_TYPE_ALIAS(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         operand = stack.pop()
