@@ -328,19 +328,91 @@ def generic_definition(builder: Any, stub: FunctionStub, args: List[Any], kwname
     ``type_params``, a PendingClass, or a ``type_alias`` marker (with its parameters)."""
     code = stub.value
     names = code.co_varnames[:code.co_argcount]
-    if kwnames or len(args) != len(names) or any(n not in _HIDDEN_ARGS for n in names) \
-            or stub.defaults or stub.kwdefaults or stub.annotations:
+    if kwnames or len(args) != len(names) or stub.defaults or stub.kwdefaults or stub.annotations:
         raise StructureError("unexpected call of %s" % code.co_name)
-    sub = GenericParameters(code, builder.consts, dict(zip(names, args)))
+    return _definition(code, builder.consts, args)[1]
+
+
+def _definition(code: types.CodeType, pool: Any, args: List[Any]) -> Any:
+    """``(decompiler, result)`` of the hidden function ``code`` called with ``args``."""
+    names = code.co_varnames[:code.co_argcount]
+    if any(n not in _HIDDEN_ARGS for n in names):
+        raise StructureError("unexpected parameters of %s" % code.co_name)
+    sub = GenericParameters(code, pool, dict(zip(names, args)))
     stmts = sub.statements()
     result = sub.result
     if stmts or result is None:
         raise StructureError("%s is not one generic definition" % code.co_name)
     if isinstance(result, FunctionStub) and result.type_params:
-        return result
+        return sub, result
     if isinstance(result, PendingClass) and result.value.type_params:
-        return result
+        return sub, result
     if isinstance(result, M.Marker) and isinstance(result.value, tuple) \
             and result.value[0] == "type_alias" and len(result.value) == 4:
-        return result
+        return sub, result
     raise StructureError("%s is not one generic definition" % code.co_name)
+
+
+def fallback_maker_lines(code: types.CodeType, pool: Any, maker: str) -> List[str]:
+    """For the fallback (state machine) body: ``def <maker>(<defaults>, <kwdefaults>):``
+    holding the generic definition the hidden function ``code`` makes, returning it.
+
+    The maker takes the hidden function's own arguments (the defaults, which are values in
+    the fallback's stack slots): they are set as ``__defaults__``/``__kwdefaults__`` after
+    the definition, which is written without them.  The definition's name is local to the
+    maker: refused (StructureError) when code inside the definition reads that name, which
+    would find the maker's variable instead of the enclosing scope's.  Its ``__qualname__``
+    (a class's is set in its body) is the original one, not the maker's nesting.
+    """
+    from pellucid.decompiler.unparse import unparse
+
+    names = code.co_varnames[:code.co_argcount]
+    placeholders = {".defaults": ast.Tuple([], ast.Load()), ".kwdefaults": ast.Dict([], [])}
+    sub, result = _definition(code, pool, [placeholders.get(n) for n in names])
+    if isinstance(result, FunctionStub):
+        name = result.value.co_name
+        node: ast.stmt = sub.function_def(result, name, [])
+        after = ["%s.__qualname__ = %r" % (name, result.value.co_qualname)]  # type: ignore[attr-defined]
+    elif isinstance(result, PendingClass):
+        if PY < (3, 13):
+            # 3.12's symbol table (seen on 3.12.1) mangles the private names of a function that
+            # follow a generic class statement anywhere inside it with that class's name, and
+            # compiles them as NAME operations: the fallback's own (private) names would fail
+            # ("no locals found when storing '__pellucid_s4'")
+            raise StructureError("generic class in a fallback body on 3.12")
+        node = result.value
+        name = node.name
+        qualname = _stored_qualname(result.value, code)
+        if len(node.body) == 1 and isinstance(node.body[0], ast.Pass):
+            node.body = []
+        first = node.body[0] if node.body else None
+        at = 1 if isinstance(first, ast.Expr) and _is_str_constant(first.value) else 0  # (docstring)
+        node.body.insert(at, ast.Assign([ast.Name("__qualname__", ast.Store())], ast.Constant(qualname)))
+        after = []
+    else:
+        name = result.value[1]
+        node = ast.TypeAlias(ast.Name(name, ast.Store()), result.value[3], result.value[2])  # type: ignore[attr-defined]
+        after = []
+    private = name.startswith("__") and not name.endswith("__")  # (mangled in a class body)
+    if not name.isidentifier() or private or _reads(code, name):
+        raise StructureError("%s reads its own name" % code.co_name)
+    params = ["__pellucid" + n.replace(".", "_") for n in names]
+    after += ["%s.__%s__ = %s" % (name, n[1:], p) for n, p in zip(names, params)]
+    body = unparse(ast.Module([node], [])).split("\n") + after + ["return %s" % name]
+    return ["def %s(%s):" % (maker, ", ".join(params))] + ["    " + line for line in body]
+
+
+def _stored_qualname(node: ast.ClassDef, code: types.CodeType) -> str:
+    """The ``__qualname__`` the generic class's body stores (its code is the hidden function's
+    constant named like the class)."""
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType) and c.co_name == node.name:
+            return c.co_qualname  # type: ignore[attr-defined,no-any-return]
+    raise StructureError("class body of %s not found" % node.name)
+
+
+def _reads(code: types.CodeType, name: str) -> bool:
+    """Whether ``code`` or code nested in it reads ``name`` as a global or free variable."""
+    if name in code.co_names or name in code.co_freevars:
+        return True
+    return any(isinstance(c, types.CodeType) and _reads(c, name) for c in code.co_consts)
