@@ -14,10 +14,12 @@ function; 3.13's ``INTRINSIC_SET_TYPEPARAM_DEFAULT`` likewise), binds it to its 
 * a type alias: ``INTRINSIC_TYPEALIAS`` of ``(name, type params, value function)``.
 
 :func:`generic_definition` decompiles such a hidden function with :class:`GenericParameters`, a
-body decompiler that reads those instructions as the type parameter list, and gives back what
-the enclosing body stores under the definition's name: a function stub with ``type_params``, a
-pending class statement, or a type alias marker.  Only code that uses type parameters reaches
-this module (its opcodes do not occur elsewhere).
+body decompiler that reads those instructions as the type parameter list (bounds, constraints
+and defaults through :class:`LazyValue`), and gives back what the enclosing body stores under
+the definition's name: a function stub with ``type_params``, a pending class statement, or a
+type alias marker.  A fallback (state machine) body writes the definition inside a small maker
+function instead (:func:`fallback_maker_lines`).  Only code that uses type parameters reaches
+this module (its opcodes and hidden functions occur nowhere else).
 """
 import ast
 import sys
@@ -31,14 +33,10 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.functions import FunctionStub, PendingClass
 
 PY = sys.version_info[:2]
-HIDDEN_PREFIX = "<generic parameters of "
+# (the hidden function's name starts with "<generic parameters of ": functions.py and
+# fallback.py test that before coming here)
 # the hidden function's parameters: the generic function's defaults, evaluated outside it
 _HIDDEN_ARGS = (".defaults", ".kwdefaults")
-
-
-def is_generic_parameters(code: types.CodeType) -> bool:
-    """Whether ``code`` is the hidden function of a generic definition."""
-    return code.co_name.startswith(HIDDEN_PREFIX)
 
 
 class TypeParam(M.Marker):
