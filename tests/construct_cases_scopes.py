@@ -545,3 +545,159 @@ def f():
         pass
     return [d.__name__ for d in g()], C.__type_params__[0].__default__.__name__
 """, [()], min_version=(3, 13))
+
+case("type_params_bounds_constraints_tuple_paramspec", r"""
+def f(x):
+    def g[T: int, S: (str, bytes), *Ts, **P](a: T, *args: *Ts, **kw: P.kwargs) -> S:
+        return a
+    params = g.__type_params__
+    described = [(type(p).__name__, p.__name__) for p in params]
+    return described, params[0].__bound__ is int, params[1].__constraints__, g.__annotations__["a"] is params[0], g(x)
+""", [(1,), ("s",)], min_version=(3, 12))
+
+case("type_params_generic_method_in_generic_class", r"""
+def f(v):
+    class Box[T]:
+        def __init__(self, item: T) -> None:
+            self.item = item
+        def pair[U](self, other: U) -> tuple[T, U]:
+            return (self.item, other)
+        @staticmethod
+        def make[K](k: K) -> "Box[K]":
+            return Box(k)
+    b = Box.make(v)
+    (t,) = Box.__type_params__
+    (u,) = Box.pair.__type_params__
+    return b.pair("x"), t.__name__, u.__name__, Box.pair.__annotations__["return"] == tuple[t, u], Box.__mro__[1:]
+""", [(1,), ([2],)], min_version=(3, 12))
+
+case("type_params_class_bases_and_keywords", r"""
+class Meta(type):
+    def __new__(mcls, name, bases, ns, **kw):
+        cls = super().__new__(mcls, name, bases, ns)
+        cls.flags = sorted(kw.items())
+        return cls
+
+class Base:
+    def hello(self):
+        return "base"
+
+def f(extra):
+    class A[T](Base, metaclass=Meta, tag="a"):
+        x: T
+        def m(self) -> T:
+            return self.hello()
+    class B[T, U](A[T], metaclass=Meta, **extra):
+        "a doc"
+    return A().m(), A.flags, B.flags, B.__doc__, [p.__name__ for p in B.__type_params__], [c.__name__ for c in B.__mro__], A.__annotations__
+""", [({"k": 1},), ({},)], min_version=(3, 12))
+
+case("type_params_lazy_bound_refers_to_later_name", r"""
+def f(flag):
+    def g[T: Later, *Ts, U: (Later, int)]() -> T:
+        pass
+    class Later:
+        pass
+    (t, ts, u) = g.__type_params__
+    return t.__bound__ is Later, u.__constraints__[0] is Later, ts.__name__, flag
+""", [(1,)], min_version=(3, 12))
+
+case("type_params_nested_generic_closure", r"""
+def f(base):
+    scale = [base]
+    def outer[T](x: T) -> list[T]:
+        def inner[U](y: U) -> tuple[T, U]:
+            scale[0] += 1
+            return (x, y, base, scale[0])
+        return [inner(1), inner("z"), [p.__name__ for p in inner.__type_params__]]
+    return outer(base * 2), scale, [p.__name__ for p in outer.__type_params__]
+""", [(1,), (3,)], min_version=(3, 12))
+
+case("type_alias_with_parameters_used_at_runtime", r"""
+def f(n):
+    type Pair[T] = tuple[T, T]
+    type Json = dict[str, Json] | list[Json] | int
+    type Call[**P, R] = Callable[P, R]
+    type Shaped[*Ts] = tuple[int, *Ts]
+    from typing import Callable
+    p = Pair[int]
+    return (Pair.__name__, [t.__name__ for t in Pair.__type_params__], p.__origin__ is Pair, p.__args__,
+            repr(Json.__value__), repr(Call.__value__), [type(t).__name__ for t in Call.__type_params__],
+            repr(Shaped.__value__), n)
+""", [(1,)], min_version=(3, 12))
+
+case("type_params_generic_with_defaults_and_decorator", r"""
+def f(k):
+    def deco(fn):
+        fn.tagged = True
+        return fn
+    @deco
+    def g[T](a: T = 1, *, b: T = k) -> T:
+        return (a, b)
+    @deco
+    class C[T]:
+        pass
+    return g(), g(5, b=6), g.__defaults__, g.__kwdefaults__, g.tagged, C.tagged, C.__type_params__[0].__name__
+""", [(2,), ("x",)], min_version=(3, 12))
+
+case("type_param_defaults_all_kinds", r"""
+def f(n):
+    def g[T: int = bool, *Ts = *tuple[int, str], **P = [int, str]]():
+        pass
+    class C[K = bytes, V: (int, str) = int](dict):
+        pass
+    type A[X = int, *Y = *tuple[X]] = list[X]
+    t, ts, p = g.__type_params__
+    return (t.__default__, repr(ts.__default__), p.__default__, t.has_default(),
+            [repr(q.__default__) for q in C.__type_params__], [repr(q.__default__) for q in A.__type_params__], n)
+""", [(1,)], min_version=(3, 13))
+
+case("type_params_class_super_private_alias_conditional_annotation", r"""
+def f(xs):
+    class C[T](list):
+        type A = list[T]
+        def m(self):
+            return super().__len__()
+        async def am[U](self, u: U = xs) -> T:
+            return u
+        def __p[V](self) -> V:
+            return 1
+        def q(self):
+            return self.__p()
+    def g[T](x=lambda: xs, *, y: T | None = None) -> list[T] if xs else T:
+        return x()
+    class D[T](C[T]):
+        pass
+    (t,) = C.__type_params__
+    return (C([1, 2]).m(), C().q(), C.A.__value__ == list[t], g(), g.__annotations__["return"] == (list[g.__type_params__[0]] if xs else g.__type_params__[0]),
+            sorted(n for n in vars(C) if "p" in n), C.am.__defaults__, [c.__name__ for c in D.__mro__])
+""", [([1],), ([],)], min_version=(3, 12))
+
+case("type_params_star_bases_in_loop_try_and_branches", r"""
+class Base:
+    pass
+
+def f(xs, bases, kw):
+    out = []
+    for x in xs:
+        try:
+            def g[T](a: T = x) -> T:
+                if a == 2:
+                    raise ValueError(a)
+                return a
+            out.append(g())
+        except ValueError:
+            class E[T](Base, *bases, **kw):
+                pass
+            out.append([c.__name__ for c in E.__mro__])
+        finally:
+            type Z[Q] = list[Q]
+            out.append(Z.__type_params__[0].__name__)
+    if xs:
+        class K[T]:
+            pass
+    else:
+        def K[T]():
+            pass
+    return out, type(K).__name__, K.__type_params__[0].__name__
+""", [([1, 2], (), {}), ([2], (dict,), {}), ([], (), {})], min_version=(3, 12))

@@ -24,7 +24,4 @@ EXPECTED_FAILURES = {
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
     "try_in_loop_else_finally_break": {"3.8", "3.9", "3.10"},
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},
-    "type_alias_statement": {"3.12", "3.13"},
-    "type_param_defaults": {"3.13"},
-    "type_params_generic_function_and_class": {"3.12", "3.13"},
 }

@@ -257,3 +257,69 @@ def test_module_fallback_keeps_class_qualname_and_import_names(monkeypatch):
     assert b["A"].__qualname__ == "A" and b["A"].__module__ == "m"
     assert (b["os"], b["s"], b["x"]) == (a["os"], a["s"], a["x"])
     assert _names(new) == _names(code)
+
+
+# PEP 695 (3.12+): a generic definition in a body the structured decompiler rejects is written
+# as a maker function holding the definition; a generic class body in the fallback leaves its
+# ``__type_params__`` store to the class statement.
+_GENERIC_FUNCTIONS = '''
+def outer(x, extra):
+    def first[T: int, *Ts](a: T = x, *rest: *Ts, k: T = 2) -> T:
+        return (a, rest, k)
+    type Pair[K] = tuple[K, K]
+    return (first(), first(1, 2, k=3), first.__defaults__, first.__kwdefaults__,
+            [type(p).__name__ for p in first.__type_params__], first.__qualname__,
+            Pair.__name__, Pair.__type_params__[0].__name__, repr(Pair.__value__))
+'''
+_GENERIC_CLASS = '''
+def outer(x, extra):
+    class Box[T](dict, **extra):
+        "doc"
+        size: T = 3
+        def get(self, u):
+            return (self.size, u)
+    return (Box.__qualname__, Box.__doc__, Box().get(x), [p.__name__ for p in Box.__type_params__],
+            Box.__annotations__["size"] is Box.__type_params__[0], Box.__mro__[1:])
+'''
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 needs Python 3.12+")
+@pytest.mark.parametrize("source,rejected,header", [
+    (_GENERIC_FUNCTIONS, "outer", "def first[T: int, *Ts](a: T, *rest: *Ts, k: T) -> T:"),
+    # (3.12 miscompiles the fallback's private names after a generic class: refused there)
+    pytest.param(_GENERIC_CLASS, "outer", "class Box[T](dict, **extra):", marks=pytest.mark.skipif(
+        sys.version_info < (3, 13), reason="3.12 refuses a generic class in a fallback body")),
+    (_GENERIC_CLASS, "Box", "class Box[T](dict, **extra):"),
+], ids=["functions_in_fallback", "class_in_fallback", "class_body_fallback"])
+def test_fallback_generic_definitions(monkeypatch, source, rejected, header):
+    real = body_mod.BodyDecompiler.statements
+
+    def picky(self):
+        if self.code.co_name == rejected:
+            raise StructureError("simulated irregular flow")
+        return real(self)
+    monkeypatch.setattr(body_mod.BodyDecompiler, "statements", picky)
+    namespace = {}
+    exec(compile(source, "<generic>", "exec"), namespace)
+    outer = namespace["outer"]
+    src = pellucid.decompile(outer)
+    assert src.count("simulated irregular flow") == 1, src
+    assert header in src, src
+    new = _recompiled(outer)
+    for args in [(1, {}), (5, {})]:
+        assert _outcome(new, *args) == _outcome(outer, *args)
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 12), reason="the refusal is for 3.12")
+def test_fallback_refuses_generic_class_on_312(monkeypatch):
+    real = body_mod.BodyDecompiler.statements
+
+    def picky(self):
+        if self.code.co_name == "outer":
+            raise StructureError("simulated irregular flow")
+        return real(self)
+    monkeypatch.setattr(body_mod.BodyDecompiler, "statements", picky)
+    namespace = {}
+    exec(compile(_GENERIC_CLASS, "<generic>", "exec"), namespace)
+    with pytest.raises(pellucid.DecompileError, match="generic class in a fallback body on 3.12"):
+        pellucid.decompile(namespace["outer"])

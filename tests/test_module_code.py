@@ -4,6 +4,7 @@ Each case is compiled as a module, its module code decompiled, and both sources 
 namespaces; the names the case lists must hold equal values.  ``structured`` cases must also
 decompile without the fallback.
 """
+import sys
 import textwrap
 import time
 
@@ -66,6 +67,61 @@ CASES = {
         out = C().g(), thing, kind, missing, json.__name__, deque.__name__
     """, ["out"]),
 }
+
+
+# PEP 695 generic definitions at module level and in a class body (3.12+ syntax).
+TYPE_PARAMS_MODULE = """
+    from typing import Protocol
+    type Pair[T] = tuple[T, T]
+    class SupportsAbs[T](Protocol):
+        def __abs__(self) -> T:
+            ...
+    def first[T: (int, str), *Ts, **P](xs: list[T], /, *rest: *Ts) -> T:
+        return xs[0]
+    class Outer:
+        scale = 2
+        def method[U: Later](self, u: U) -> U:
+            return u * self.scale
+        type Inner[K] = dict[K, Outer]
+    class Later:
+        pass
+    out = (Pair.__name__, repr(Pair.__value__), [p.__name__ for p in SupportsAbs.__type_params__],
+           SupportsAbs.__mro__[1:], first([3]), [type(p).__name__ for p in first.__type_params__],
+           Outer().method(4), Outer.method.__type_params__[0].__bound__ is Later,
+           repr(Outer.Inner.__value__))
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 needs Python 3.12+")
+def test_type_params_module_round_trip():
+    source = textwrap.dedent(TYPE_PARAMS_MODULE)
+    text = pellucid.decompile(compile(source, "<module case>", "exec"))
+    assert MARKER not in text, text
+    assert "class SupportsAbs[T](Protocol):" in text and "def method[U: Later](self" in text, text
+    assert _run(source)["out"] == _run(text)["out"], text
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 needs Python 3.12+")
+def test_type_params_module_verifies():
+    from pellucid.decompiler.recompile import recompile_full
+    from pellucid.verify import check_equivalent
+
+    code = compile(textwrap.dedent(TYPE_PARAMS_MODULE), "<module case>", "exec")
+    result = recompile_full(code)
+    verdict = check_equivalent(code, result.code, result.bindings)
+    assert verdict.ok, verdict.reason
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 needs Python 3.12+")
+def test_typing_module_decompiles():
+    # 3.12+'s typing defines generic protocols, functions and aliases with PEP 695 syntax
+    import typing
+
+    with open(typing.__file__, encoding="utf-8") as f:
+        code = compile(f.read(), typing.__file__, "exec")
+    text = pellucid.decompile(code)
+    compile(text, "<typing decompiled>", "exec")
+    assert "class SupportsAbs[T](Protocol):" in text, text
 
 
 def _run(source):

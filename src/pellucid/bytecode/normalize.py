@@ -217,6 +217,8 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         if name == "UNARY":
             return one("UNARY", "+")
         return one(name, raw.argrepr if name == "UNSUPPORTED" else None)
+    if op == "CALL_INTRINSIC_2" and raw.argrepr in T.INTRINSIC_2:
+        return one(T.INTRINSIC_2[raw.argrepr])
     if op == "UNPACK_EX":
         return one("UNPACK_EX", (arg & 0xFF, arg >> 8))
     if op == "SETUP_WITH":

@@ -351,10 +351,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 and target.id == "__classdict__":
             return  # 3.12+ class body keeping its namespace for annotation scopes
         if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "type_alias":
-            _, name, value = v.value
+            name, value = v.value[1], v.value[2]
+            # (a generic alias, ``type A[T] = ...``, carries its parameters: type_params.py)
+            params = v.value[3] if len(v.value) > 3 else []
             if not isinstance(target, ast.Name) or target.id != name:
                 raise StructureError("type alias %s bound to another target" % name)
-            self.emit(out, ast.TypeAlias(ast.Name(name, ast.Store()), [], value), stack)  # type: ignore[attr-defined]
+            self.emit(out, ast.TypeAlias(ast.Name(name, ast.Store()), params, value), stack)  # type: ignore[attr-defined]
             return
         if isinstance(v, M.UnpackItem):
             group, k = v.value

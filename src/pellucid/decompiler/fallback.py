@@ -442,6 +442,8 @@ class Fallback:
         if arg == "__classcell__":
             return  # the class statement creates and checks the __class__ cell itself
         if kind != V:
+            if kind == "type_params" and arg == "__type_params__":
+                return  # (a generic class statement stores it itself)
             raise FallbackError("storing a %s slot" % kind)
         self.w("%s = %s" % (arg, name))
 
@@ -481,6 +483,11 @@ class Fallback:
 
     def op_LOAD_FROM_DICT_OR_DEREF(self, ins: Instr, arg: str) -> None:
         self.pop()
+        if arg == ".type_params":
+            # a generic class body storing its type parameters as ``__type_params__``: the
+            # ``class C[T]`` statement does that (see op_STORE_NAME)
+            self.push_static("type_params")
+            return
         self.push(arg)
 
     def op_LOAD_FROM_DICT_OR_GLOBALS(self, ins: Instr, arg: str) -> None:
@@ -767,8 +774,28 @@ class Fallback:
         pos = allargs[:len(allargs) - nkw]
         kws = ["%s=%s" % (k, v) for k, v in zip(kwnames, allargs[len(allargs) - nkw:])]
         if func[0] != V:
+            if func[0] == "generic" and not kws:
+                self._generic_definition(func[1], pos)
+                return
             raise FallbackError("calling a %s slot" % func[0])
         self.push("%s(%s)" % (func[2], ", ".join(pos + kws)))
+
+    def _generic_definition(self, payload: Any, args: List[str]) -> None:
+        """A PEP 695 generic definition: its hidden function called at once (with the
+        defaults of a generic function) is written as a maker function holding the definition
+        (pellucid.decompiler.type_params.fallback_maker_lines), called with those arguments."""
+        from pellucid.decompiler.type_params import fallback_maker_lines
+
+        code, _attrs, _qualname, n = payload
+        maker = "__pellucid_generic%d" % n
+        if self.emitting:
+            try:
+                lines = fallback_maker_lines(code, self.pool, maker)
+            except _INTERNAL as exc:
+                raise FallbackError("generic definition %s: %s" % (code.co_name, reason_of(exc)))
+            for line in lines:
+                self.w(line)
+        self.push("%s(%s)" % (maker, ", ".join(args)))
 
     def op_CALL_EX(self, ins: Instr, arg: Any) -> None:
         has_kw, null_slot = arg
@@ -798,12 +825,14 @@ class Fallback:
                 name = _slot(len(self.stack))
                 attrs[flag] = name if k == V else ""
         self.nfn += 1
-        self.push_static("function", (code, attrs, qualname, self.nfn))
+        # (the hidden function of a PEP 695 generic definition: see _generic_definition)
+        kind = "generic" if code.co_name.startswith("<generic parameters of ") else "function"
+        self.push_static(kind, (code, attrs, qualname, self.nfn))
 
     def op_SET_FUNCTION_ATTRIBUTE(self, ins: Instr, arg: int) -> None:
         kind, payload = self.stack.pop()
         k, p, name = self.pop_any()
-        if kind != "function":
+        if kind != "function" and kind != "generic":
             raise FallbackError("SET_FUNCTION_ATTRIBUTE on a non-function")
         code, attrs, q, n = payload
         attrs = dict(attrs)

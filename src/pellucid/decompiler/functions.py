@@ -8,7 +8,7 @@ import dis
 import inspect
 import sys
 import types
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import raw_instructions
@@ -138,6 +138,9 @@ def build_arguments(code: types.CodeType, defaults: List[ast.expr],
 class FunctionStub(M.FunctionStub):
     """MAKE_FUNCTION's result: code plus the default/annotation/closure expressions."""
 
+    #: PEP 695 type parameters (``ast.TypeVar``...), set by pellucid.decompiler.type_params
+    type_params: Sequence[ast.AST] = ()
+
     def __init__(self, code: types.CodeType) -> None:
         super().__init__(code)
         self.defaults: List[ast.expr] = []
@@ -218,7 +221,7 @@ class FunctionBuilder:
         kind = ast.AsyncFunctionDef if kind_flags(code) & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
         node = kind(name, args, body or [ast.Pass()], decorators, returns)
         if PY >= (3, 12):
-            node.type_params = []
+            node.type_params = list(stub.type_params)
         return at_first_line(node, code)
 
     def class_def(self, stub: "FunctionStub", name: str, bases: List[ast.expr],
@@ -241,6 +244,9 @@ class FunctionBuilder:
                     static = {e.value for e in s.value.elts if isinstance(e, ast.Constant)}
                 if tname in _CLASS_BOOKKEEPING:
                     continue
+                if tname == "__type_params__" and isinstance(s.value, ast.Name) \
+                        and s.value.id == ".type_params":
+                    continue  # a generic class's parameters (pellucid.decompiler.type_params)
                 if tname == "__doc__" and not body and isinstance(s.value, ast.Constant):
                     body.append(ast.Expr(s.value))
                     continue
@@ -280,6 +286,10 @@ class FunctionBuilder:
             keywords = [ast.keyword(k, self.value(v)) for k, v in zip(kwnames, args[len(args) - nkw:])]
             node = self.class_def(args[0], name_node.value, bases, keywords)
             stack.append(PendingClass(node))
+            return True
+        if isinstance(func, FunctionStub) and func.value.co_name.startswith("<generic parameters of "):
+            from pellucid.decompiler.type_params import generic_definition  # (3.12+ only)
+            stack.append(generic_definition(self, func, args, kwnames))
             return True
         if len(args) == 1 and not kwnames and (isinstance(args[0], (PendingClass, Decorated)) or (
                 isinstance(args[0], FunctionStub) and args[0].value.co_name != "<lambda>")):

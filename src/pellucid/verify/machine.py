@@ -1247,6 +1247,20 @@ _SIMPLE_EFFECTS: Dict[str, Tuple[Callable[[Any], int], Callable[[Any], int],
     "MATCH_CLASS": (_const(3), _const(1), lambda v, arg: ("match_class", arg, v[0], v[1], v[2])),
     "PREP_RERAISE_STAR": (_const(2), _const(1), lambda v, arg: ("prep_reraise_star", v[0], v[1])),
     "CHECK_EG_MATCH": (_const(2), _const(2), lambda v, arg: ("check_eg_match", v[0], v[1])),
+    # PEP 695 type parameters and aliases (3.12+ intrinsics): each makes a new object from its
+    # operands (a bound is a function, evaluated lazily); compared as effects with them.
+    "TYPEVAR": (_const(1), _const(1), lambda v, arg: ("typevar", v[0])),
+    "PARAMSPEC": (_const(1), _const(1), lambda v, arg: ("paramspec", v[0])),
+    "TYPEVARTUPLE": (_const(1), _const(1), lambda v, arg: ("typevartuple", v[0])),
+    "SUBSCRIPT_GENERIC": (_const(1), _const(1), lambda v, arg: ("subscript_generic", v[0])),
+    "TYPE_ALIAS": (_const(1), _const(1), lambda v, arg: ("type_alias", v[0])),
+    "TYPEVAR_WITH_BOUND": (_const(2), _const(1), lambda v, arg: ("typevar_bound", v[0], v[1])),
+    "TYPEVAR_WITH_CONSTRAINTS": (_const(2), _const(1),
+                                 lambda v, arg: ("typevar_constraints", v[0], v[1])),
+    "SET_FUNCTION_TYPE_PARAMS": (_const(2), _const(1),
+                                 lambda v, arg: ("set_function_type_params", v[0], v[1])),
+    "SET_TYPEPARAM_DEFAULT": (_const(2), _const(1),
+                              lambda v, arg: ("set_typeparam_default", v[0], v[1])),
 }
 for _name in ("BUILD_TUPLE_UNPACK", "BUILD_LIST_UNPACK", "BUILD_SET_UNPACK", "BUILD_MAP_UNPACK",
               "BUILD_MAP_UNPACK_WITH_CALL", "BUILD_TUPLE_UNPACK_WITH_CALL"):
