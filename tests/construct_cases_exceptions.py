@@ -887,3 +887,47 @@ def f(payload, cs):
             pass
     return payload
 """, [("x", "ascii"), ("\u00e9", "ascii"), ("x", "no-such-codec"), (1, "ascii"), ("x", None)])
+
+# threading.Condition.wait: a try body that returns, with a finally body that branches (the
+# compiler copies the return into each arm of the finally's ending ``if`` on the normal path)
+# or holds a try/except of its own (the return is copied into its body and its clause).
+case("try_return_finally_ends_with_if", r"""
+def f(t, log):
+    got = False
+    try:
+        got = t > 0
+        return got
+    finally:
+        log.append(1)
+        if not got:
+            log.append(2)
+""", [(1, []), (0, []), (None, [])])
+
+case("try_return_finally_holds_try_except", r"""
+def f(w, t):
+    try:
+        return t > 0
+    finally:
+        try:
+            w.remove(1)
+        except ValueError:
+            pass
+""", [([1, 2], 1), ([2], 0), ([], None), (None, 3)])
+
+case("try_return_finally_if_then_try_except", r"""
+def f(w, t, log):
+    got = False
+    try:
+        if t is None:
+            got = True
+        else:
+            got = t > 0
+        return got
+    finally:
+        log.append(1)
+        if not got:
+            try:
+                w.remove(1)
+            except ValueError:
+                pass
+""", [([1], None, []), ([1], 0, []), ([], 0, []), ([1], 2, []), (None, 0, []), ([1], "x", [])])

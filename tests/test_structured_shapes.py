@@ -39,6 +39,9 @@ STRUCTURED = (
     "nested_for_else_breaks_only_in_tests",  # typing.Protocol.__init_subclass__._proto_hook
     "while_break_after_statements",
     "for_else_continue_in_except_clause",  # inspect.getmembers (3.8-3.10)
+    "try_return_finally_ends_with_if",  # threading.Condition.wait
+    "try_return_finally_holds_try_except",
+    "try_return_finally_if_then_try_except",
 )
 
 

@@ -959,20 +959,28 @@ def _terminates(stmts: List[ast.stmt]) -> bool:
 
 def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
     """``if c: A; T`` followed by ``T``, with ``T`` ending in return/raise -> ``if c: A`` then
-    ``T`` (the same code: ``T`` runs after ``A`` either way).
+    ``T`` (the same code: ``T`` runs after ``A`` either way); statements may come before the
+    ``if`` (``X; if c: A; T`` + ``T``).
 
-    3.10 copies a short exit (``return``) into each arm of an ``if`` that ends a ``finally``
-    copy, which hides the copy on the normal path."""
-    if len(stmts) < 2 or not isinstance(stmts[0], ast.If) or stmts[0].orelse:
+    3.10+ copies a short exit (``return``, ``RERAISE``) into each arm of an ``if`` that ends a
+    ``finally`` copy, which hides the copy on the normal path."""
+    if len(stmts) < 2 or not isinstance(stmts[-1], (ast.Return, ast.Raise, Reraise)):
         return stmts
-    tail = stmts[1:]
-    if not isinstance(tail[-1], (ast.Return, ast.Raise, Reraise)):
-        return stmts
-    body = stmts[0].body
-    n = len(tail)
-    if len(body) <= n or [ast.dump(x) for x in body[-n:]] != [ast.dump(x) for x in tail]:
-        return stmts
-    return [ast.If(stmts[0].test, body[:-n], [])] + tail
+    dumps: Optional[List[str]] = None
+    for i in range(len(stmts) - 1):
+        first = stmts[i]
+        if not isinstance(first, ast.If) or first.orelse:
+            continue
+        tail = stmts[i + 1:]
+        body = first.body
+        n = len(tail)
+        if len(body) <= n:
+            continue
+        if dumps is None:
+            dumps = [ast.dump(x) for x in stmts]
+        if [ast.dump(x) for x in body[-n:]] == dumps[i + 1:]:
+            return stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
+    return stmts
 
 
 def _loop_exits_as_breaks(stmts: List[ast.stmt]) -> List[ast.stmt]:
@@ -1031,7 +1039,7 @@ def _drop_returns_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
     out = list(stmts)
     for i in range(len(out) - 1):
         after = out[i + 1]
-        if isinstance(after, ast.Return) and (after.value is None or isinstance(after.value, ast.Constant)):
+        if isinstance(after, ast.Return) and _movable_return(after):
             out[i] = _without_tail_return(out[i], ast.dump(after))
     return out
 
@@ -1051,7 +1059,7 @@ def _split_tail_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
 
 def _tail_return(stmt: ast.stmt) -> Optional[ast.Return]:
     if isinstance(stmt, ast.Return):
-        return stmt if stmt.value is None or isinstance(stmt.value, ast.Constant) else None
+        return stmt if _movable_return(stmt) else None
     blocks: List[List[ast.stmt]] = []
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         blocks = [stmt.body]
@@ -1065,6 +1073,16 @@ def _tail_return(stmt: ast.stmt) -> Optional[ast.Return]:
             if found is not None:
                 return found
     return None
+
+
+def _movable_return(ret: ast.Return) -> bool:
+    """A ``return`` that gives the same value wherever it runs in the statement it ends: of
+    a constant, or of one of pellucid's temporaries (a local assigned once, before the
+    statement, that no ``__exit__`` or clause can rebind: ``return x`` in a ``try`` whose
+    ``finally`` has clauses of its own, copied by the compiler into each)."""
+    value = ret.value
+    return value is None or isinstance(value, ast.Constant) or (
+        isinstance(value, ast.Name) and value.id.startswith("__pellucid_t"))
 
 
 def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
