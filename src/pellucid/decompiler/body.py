@@ -33,7 +33,7 @@ from pellucid.decompiler.structure import Ctx, Structurer
 from pellucid.decompiler.tree_nodes import CONTEXTS, all_nodes
 
 PY = sys.version_info[:2]
-_Constant, _Name = ast.Constant, ast.Name
+_Constant, _Name, _Null = ast.Constant, ast.Name, M.Null
 
 
 class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, FunctionBuilder,
@@ -147,12 +147,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 continue  # (_never_changes, inlined for the commonest values)
             if cls is _Name:
                 name = v.id
-                if name.startswith("__pellucid"):
-                    continue  # (_never_changes)
-                if name not in stored and (not runs_code or name in fast_locals):
-                    continue  # (the test below, for this exact class)
-            elif _never_changes(v):
-                continue
+                # (the test below for this exact class, then _never_changes: set tests first)
+                if name not in stored and (not runs_code or name in fast_locals) \
+                        or name.startswith("__pellucid"):
+                    continue
+            elif cls is _Null or _never_changes(v):
+                continue  # (a NULL slot is a marker: _never_changes, without the call)
             elif isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
                 # A global, builtin or cell read earlier can be rebound by code the statement
                 # runs (Dynamo loads its graph function before calling its hooks): only a fast
@@ -310,9 +310,14 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
     def spill_before_compound(self, out: List[ast.stmt], stack: List[Any]) -> None:
         """Save stack values in temporaries before a loop/try/with whose body runs statements
         (they were computed before it, and the body may change what they read)."""
+        # ids of ``stack[:k]`` as they are when ``k`` is reached (the loop changes only
+        # entries from ``k`` on): "already below" as one set test, not a scan of the entries
+        # below each one (Dynamo's stacks before its loop hold ~80 values)
+        below = set([id(v) for v in stack[:self.floor]])
         for k in range(self.floor, len(stack)):
             v = stack[k]
-            if _never_changes(v) or any(stack[j] is v for j in range(k)):
+            if _never_changes(v) or id(v) in below:
+                below.add(id(v))
                 continue
             tmp = self.new_temp()
             out.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
@@ -320,6 +325,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             for j in range(k, len(stack)):
                 if stack[j] is v:
                     stack[j] = new
+            below.add(id(new))
 
     def value(self, node: Any) -> ast.expr:
         targets = self.pending.pop(id(node), None) if self.pending else None

@@ -176,15 +176,18 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
     if v in stack:
         return True
     for x in stack:
-        if type(x) in _LEAVES:
-            continue  # (no sub-expressions: Dynamo's code keeps dozens of these on the stack)
+        if type(x) in _SKIPPED:
+            continue  # (no sub-expressions, or no expression: Dynamo's code keeps dozens of
+            # names, constants and NULL slots on the stack)
         # (``in`` is identity here: no node class defines ``__eq__``; it saves a generator)
         if isinstance(x, ast.expr) and v in all_nodes(x):
             return True
     return False
 
 
-_LEAVES = (ast.Name, ast.Constant)
+# (exact classes: the leaves, ``ast.Name`` and ``ast.Constant``, and the NULL marker, which is
+# no ``ast.expr``)
+_SKIPPED = frozenset([ast.Name, ast.Constant, M.Null])
 _expr = ast.expr
 
 
