@@ -123,8 +123,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
         Returns the stack values replaced by temporaries (id of the old value -> the name).
         """
-        stmt, nodes = self._name_shared(out, stmt, stack)
-        stored, runs_code = _writes_and_runs(stmt, nodes)
+        nodes = all_nodes(stmt)
+        stored, runs_code, copied = _writes_and_runs(stmt, nodes)
+        if copied:
+            # (else ``_name_shared`` would find nothing shared and return ``stmt`` as it is)
+            stmt, nodes = self._name_shared(out, stmt, stack)
+            stored, runs_code, _ = _writes_and_runs(stmt, nodes)
         # Variables the statement itself names: one whose store is still pending must be bound first.
         # (name_ids(stmt), from the nodes at hand; runs_code saves them all)
         named = set([n.id for n in nodes if isinstance(n, ast.Name)]) if self.pending and not runs_code \
@@ -558,20 +562,25 @@ def _empty_display(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
 
-def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> Tuple[Set[str], bool]:
-    """The names ``stmt`` binds or deletes, and :func:`_may_run_code` of it, in one walk (both
-    are asked of every statement emitted); ``nodes``: :func:`all_nodes` of ``stmt`` if known."""
+def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> Tuple[Set[str], bool, bool]:
+    """The names ``stmt`` binds or deletes, :func:`_may_run_code` of it, and whether a node in
+    it is :func:`sharing.is_copied` (else :meth:`BodyDecompiler.name_shared` has nothing to
+    do), in one walk (all are asked of every statement emitted); ``nodes``: :func:`all_nodes`
+    of ``stmt`` if known."""
     names: Set[str] = set()
     runs = False
+    copied = False
     for node in all_nodes(stmt) if nodes is None else nodes:
         cls = type(node)
         if cls in CONTEXTS:
-            continue  # (a third of the nodes: quiet, no name)
+            continue  # (a third of the nodes: quiet, no name, never copied)
         if cls is _Name:
-            # (the commonest node: quiet)
+            # (the commonest node: quiet, and never ``is_copied``, being trivial)
             if isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
                 names.add(node.id)  # type: ignore[attr-defined]
             continue
+        if not copied and getattr(node, "_copied", False) and sharing.is_copied(node):
+            copied = True
         if not isinstance(node, _QUIET_NODES):
             runs = True
         if isinstance(node, ast.Name):
@@ -582,7 +591,7 @@ def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> T
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 names.add((a.asname or a.name).split(".")[0])
-    return names, runs
+    return names, runs, copied
 
 
 def _always_leaves(stmts: List[ast.stmt]) -> bool:
