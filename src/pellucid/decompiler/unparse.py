@@ -11,13 +11,18 @@ from pellucid.decompiler.tree_nodes import CONTEXTS
 _Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
 
 
-def unparse(tree: ast.AST) -> str:
+def unparse(tree: ast.AST, locate_all: bool = True) -> str:
     """Source text for ``tree``; fails loudly if a decompiler marker leaked into it.
+
+    Nodes without a location get one (see :func:`_check_and_locate`).  ``locate_all=False``
+    (3.9+) locates only statements and ``except`` clauses, all ``ast``'s writer reads a
+    location of (a statement's line, for type comments): the text is the same, and the other
+    nodes are left as they were, for a caller that reads no locations from the tree afterwards.
 
     >>> unparse(ast.parse("x = 1"))
     'x = 1'
     """
-    _check_and_locate(tree)
+    _check_and_locate(tree, locate_all or _Dispatching is None)
     if _Dispatching is not None:
         return _Dispatching().visit(tree)  # type: ignore[no-any-return]
     if sys.version_info >= (3, 9):
@@ -73,7 +78,7 @@ _Dispatching = _dispatching_unparser()
 _END_IF_NONE = sys.version_info >= (3, 9)  # 3.8's fix_missing_locations keeps an end set to None
 
 
-def _check_and_locate(tree: ast.AST) -> None:
+def _check_and_locate(tree: ast.AST, locate_all: bool = True) -> None:
     """Fail if a decompiler marker is left in ``tree``, and give every node its location as
     :func:`ast.fix_missing_locations` does (the parent's, where the node has none).
 
@@ -88,6 +93,10 @@ def _check_and_locate(tree: ast.AST) -> None:
     name, None)`` and ``name in d`` is ``hasattr`` for ``lineno``/``col_offset`` (and, on 3.8,
     which has no such defaults, for the end positions too).  Nodes of other classes are
     refused before their ``__dict__`` is read.
+
+    ``locate_all=False``: only statements and ``except`` clauses are located.  No statement is
+    below an expression, so each still gets the location it gets otherwise (from the nearest
+    located statement or clause above it).
     """
     work: List[Tuple[ast.AST, Tuple[Any, Any, Any, Any]]] = [(tree, (1, 0, 1, 0))]
     pop, push = work.pop, work.append
@@ -97,6 +106,7 @@ def _check_and_locate(tree: ast.AST) -> None:
     end_if_none = _END_IF_NONE
     contexts = CONTEXTS
     name_type = ast.Name
+    statement_like = (ast.stmt, ast.excepthandler)
     while work:
         node, inherited = pop()
         cls = type(node)
@@ -108,7 +118,8 @@ def _check_and_locate(tree: ast.AST) -> None:
                 raise ValueError("internal node left in tree: %r" % (node,))
             checked.add(cls)
         d = node.__dict__
-        if node._attributes:  # (every located class has all four: lineno, col_offset, ends)
+        # (every located class has all four: lineno, col_offset, ends)
+        if node._attributes and (locate_all or isinstance(node, statement_like)):
             if "lineno" in d:
                 l0 = d["lineno"]
             else:
@@ -132,6 +143,12 @@ def _check_and_locate(tree: ast.AST) -> None:
                 if isinstance(ctx, ast_type) and type(ctx) not in contexts:
                     push((ctx, inherited))
                 continue
+        elif cls is name_type and type(d.get("id")) is str:
+            # (a name left unlocated: as above, its only child is its context)
+            ctx = d.get("ctx")
+            if isinstance(ctx, ast_type) and type(ctx) not in contexts:
+                push((ctx, inherited))
+            continue
         # (child_nodes, reversed, inlined)
         children: List[ast.AST] = []
         for name in node._fields:
