@@ -252,6 +252,9 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
 
 def _fold_send_loops(ins: List[Instr]) -> List[Instr]:
     """3.11+: ``LOAD_CONST None; SEND x; YIELD_VALUE; JUMP back; x: [END_SEND]`` -> ``YIELD_FROM``."""
+    ops = [x.op for x in ins]
+    if "SEND" not in ops and "END_SEND" not in ops:
+        return ins  # (what the loop below makes of it, as a copy: only coroutines send)
     out: List[Instr] = []
     i = 0
     while i < len(ins):
