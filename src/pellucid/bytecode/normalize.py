@@ -76,9 +76,27 @@ def raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
     return list(_shared_result("raw", code, _raw_instructions))
 
 
+def unit_positions(code: types.CodeType) -> List[Any]:
+    """3.11+: ``list(code.co_positions())``, one entry per code unit (index: offset // 2); read
+    once per code object within :func:`shared_results`.  The raw reader and the decompiler's
+    position tags (:func:`pellucid.bytecode.positions.position_units`) both need it, and on
+    Dynamo's long functions making those tuples costs about as much as reading the
+    instructions.
+
+    >>> code = (lambda: None).__code__
+    >>> sys.version_info < (3, 11) or unit_positions(code) == list(code.co_positions())
+    True
+    """
+    return list(_shared_result("positions", code, _co_positions))
+
+
+def _co_positions(code: types.CodeType) -> List[Any]:
+    return list(code.co_positions())  # type: ignore[attr-defined]
+
+
 def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
     if _READER is not None:
-        return _READER(code)
+        return _READER(code, _shared_result("positions", code, _co_positions))
     if _LINEAR_READER is not None:
         linestarts = dict(dis.findlinestarts(code))
         raw = _LINEAR_READER(code.co_code, code.co_varnames, code.co_names, code.co_consts,
@@ -103,7 +121,9 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         # (first: most instructions are these, and no test below picks one of them out)
         return [Instr(op, val, off, line)]
 
-    def one(name: str, a: object = None, target: Optional[int] = None) -> List[Instr]:
+    # (annotations as strings: a nested def evaluates its annotations each time it is made,
+    # and ``Optional[int]`` goes through typing's cache on every call of ``translate``)
+    def one(name: "str", a: "object" = None, target: "Optional[int]" = None) -> "List[Instr]":
         return [Instr(name, a, off, line, target)]
 
     if op in T.NO_OPS:
@@ -234,6 +254,9 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
 
 def _fold_send_loops(ins: List[Instr]) -> List[Instr]:
     """3.11+: ``LOAD_CONST None; SEND x; YIELD_VALUE; JUMP back; x: [END_SEND]`` -> ``YIELD_FROM``."""
+    ops = [x.op for x in ins]
+    if "SEND" not in ops and "END_SEND" not in ops:
+        return ins  # (what the loop below makes of it, as a copy: only coroutines send)
     out: List[Instr] = []
     i = 0
     while i < len(ins):

@@ -9,7 +9,9 @@ starts.
 import dis
 import sys
 import types
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
+
+from pellucid.bytecode.normalize import unit_positions
 
 PY = sys.version_info[:2]
 
@@ -51,6 +53,40 @@ def instruction_positions(code: types.CodeType) -> Dict[int, Position]:
             for offset in range(start, end, 2):
                 out[offset] = (line, None, None, None)
     return out
+
+
+def position_units(code: types.CodeType) -> List[Any]:
+    """Per code unit (index: offset // 2), its position or None; an entry counts only if its
+    line is an ``int`` above 0 (see :func:`position_at`): then it is what
+    :func:`instruction_positions` gives for that offset.
+
+    3.11+ gives ``co_positions()`` as it is, without a table built over every code unit: the
+    decompiler looks up only the offsets of the instructions it runs, and the list is the one
+    the raw reader needs anyway (:func:`pellucid.bytecode.normalize.unit_positions`).
+
+    >>> def f(x):
+    ...     return x
+    >>> units = position_units(f.__code__)
+    >>> {k * 2: position_at(units, k * 2) for k in range(len(units))
+    ...  if position_at(units, k * 2) is not None} == instruction_positions(f.__code__)
+    True
+    """
+    if PY >= (3, 11):
+        return unit_positions(code)
+    out: List[Any] = [None] * (len(code.co_code) // 2)
+    for offset, position in instruction_positions(code).items():
+        out[offset >> 1] = position
+    return out
+
+
+def position_at(units: List[Any], offset: int) -> Optional[Position]:
+    """The position :func:`instruction_positions` has for ``offset``, read from
+    :func:`position_units` (None where it has none)."""
+    at = offset >> 1
+    position = units[at] if 0 <= at < len(units) else None
+    if position is not None and type(position[0]) is int and position[0] > 0:
+        return position  # type: ignore[no-any-return]
+    return None
 
 
 def _is_line(line: object) -> bool:

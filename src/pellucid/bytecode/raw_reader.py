@@ -23,7 +23,7 @@ _NONE, _CONST, _CONST_UNKNOWN, _GLOBAL, _NAME, _JABS, _JREL, _JREL_BACK, _VARNAM
     _FORMAT, _MAKE_FUNCTION, _BINARY_OP = range(13)
 
 
-def _reader_311() -> Optional[Callable[[types.CodeType], List[Any]]]:
+def _reader_311() -> Optional[Callable[..., List[Any]]]:
     needed = ("_deoptop", "_inline_cache_entries", "_all_opname", "_unpack_opargs", "findlabels",
               "_get_instructions_bytes", "_nb_ops", "FORMAT_VALUE_CONVERTERS", "MAKE_FUNCTION_FLAGS",
               "Positions", "Instruction", "UNKNOWN", "_INT_OVERFLOW", "cmp_op")
@@ -79,10 +79,13 @@ def _reader_311() -> Optional[Callable[[types.CodeType], List[Any]]]:
     Positions = D.Positions
     no_position = Positions()
 
-    def read(co: types.CodeType) -> List[Any]:
+    def read(co: types.CodeType, positions: Optional[List[Any]] = None) -> List[Any]:
+        """``positions``: ``list(co.co_positions())`` if the caller has it (the decompiler
+        reads it too, see :func:`pellucid.bytecode.normalize.unit_positions`)."""
         code = co.co_code
         linestarts = dict(findlinestarts(co))
-        positions = list(co.co_positions())  # (made Positions only for the instructions kept)
+        if positions is None:
+            positions = list(co.co_positions())  # (made Positions only for the instructions kept)
         varname = co._varname_from_oparg  # type: ignore[attr-defined]
         co_names = co.co_names
         co_consts = co.co_consts
@@ -176,5 +179,6 @@ def _reader_311() -> Optional[Callable[[types.CodeType], List[Any]]]:
     return read
 
 
-#: ``code`` -> its instructions as ``dis.get_instructions`` gives them, less ``CACHE``; or None
+#: ``code`` (and, optionally, the list of its ``co_positions()``) -> its instructions as
+#: ``dis.get_instructions`` gives them, less ``CACHE``; or None
 READER = _reader_311()

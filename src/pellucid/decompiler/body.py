@@ -33,7 +33,7 @@ from pellucid.decompiler.structure import Ctx, Structurer
 from pellucid.decompiler.tree_nodes import CONTEXTS, all_nodes
 
 PY = sys.version_info[:2]
-_Constant, _Name = ast.Constant, ast.Name
+_Constant, _Name, _Null = ast.Constant, ast.Name, M.Null
 
 
 class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, FunctionBuilder,
@@ -123,8 +123,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
         Returns the stack values replaced by temporaries (id of the old value -> the name).
         """
-        stmt, nodes = self._name_shared(out, stmt, stack)
-        stored, runs_code = _writes_and_runs(stmt, nodes)
+        nodes = all_nodes(stmt)
+        stored, runs_code, copied = _writes_and_runs(stmt, nodes)
+        if copied:
+            # (else ``_name_shared`` would find nothing shared and return ``stmt`` as it is)
+            stmt, nodes = self._name_shared(out, stmt, stack)
+            stored, runs_code, _ = _writes_and_runs(stmt, nodes)
         # Variables the statement itself names: one whose store is still pending must be bound first.
         # (name_ids(stmt), from the nodes at hand; runs_code saves them all)
         named = set([n.id for n in nodes if isinstance(n, ast.Name)]) if self.pending and not runs_code \
@@ -147,12 +151,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 continue  # (_never_changes, inlined for the commonest values)
             if cls is _Name:
                 name = v.id
-                if name.startswith("__pellucid"):
-                    continue  # (_never_changes)
-                if name not in stored and (not runs_code or name in fast_locals):
-                    continue  # (the test below, for this exact class)
-            elif _never_changes(v):
-                continue
+                # (the test below for this exact class, then _never_changes: set tests first)
+                if name not in stored and (not runs_code or name in fast_locals) \
+                        or name.startswith("__pellucid"):
+                    continue
+            elif cls is _Null or _never_changes(v):
+                continue  # (a NULL slot is a marker: _never_changes, without the call)
             elif isinstance(v, ast.Name) and v.id not in stored and (not runs_code or self._is_fast_local(v.id)):
                 # A global, builtin or cell read earlier can be rebound by code the statement
                 # runs (Dynamo loads its graph function before calling its hooks): only a fast
@@ -310,9 +314,14 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
     def spill_before_compound(self, out: List[ast.stmt], stack: List[Any]) -> None:
         """Save stack values in temporaries before a loop/try/with whose body runs statements
         (they were computed before it, and the body may change what they read)."""
+        # ids of ``stack[:k]`` as they are when ``k`` is reached (the loop changes only
+        # entries from ``k`` on): "already below" as one set test, not a scan of the entries
+        # below each one (Dynamo's stacks before its loop hold ~80 values)
+        below = set([id(v) for v in stack[:self.floor]])
         for k in range(self.floor, len(stack)):
             v = stack[k]
-            if _never_changes(v) or any(stack[j] is v for j in range(k)):
+            if _never_changes(v) or id(v) in below:
+                below.add(id(v))
                 continue
             tmp = self.new_temp()
             out.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
@@ -320,6 +329,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
             for j in range(k, len(stack)):
                 if stack[j] is v:
                     stack[j] = new
+            below.add(id(new))
 
     def value(self, node: Any) -> ast.expr:
         targets = self.pending.pop(id(node), None) if self.pending else None
@@ -554,20 +564,25 @@ def _empty_display(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
 
-def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> Tuple[Set[str], bool]:
-    """The names ``stmt`` binds or deletes, and :func:`_may_run_code` of it, in one walk (both
-    are asked of every statement emitted); ``nodes``: :func:`all_nodes` of ``stmt`` if known."""
+def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> Tuple[Set[str], bool, bool]:
+    """The names ``stmt`` binds or deletes, :func:`_may_run_code` of it, and whether a node in
+    it is :func:`sharing.is_copied` (else :meth:`BodyDecompiler.name_shared` has nothing to
+    do), in one walk (all are asked of every statement emitted); ``nodes``: :func:`all_nodes`
+    of ``stmt`` if known."""
     names: Set[str] = set()
     runs = False
+    copied = False
     for node in all_nodes(stmt) if nodes is None else nodes:
         cls = type(node)
         if cls in CONTEXTS:
-            continue  # (a third of the nodes: quiet, no name)
+            continue  # (a third of the nodes: quiet, no name, never copied)
         if cls is _Name:
-            # (the commonest node: quiet)
+            # (the commonest node: quiet, and never ``is_copied``, being trivial)
             if isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
                 names.add(node.id)  # type: ignore[attr-defined]
             continue
+        if not copied and getattr(node, "_copied", False) and sharing.is_copied(node):
+            copied = True
         if not isinstance(node, _QUIET_NODES):
             runs = True
         if isinstance(node, ast.Name):
@@ -578,7 +593,7 @@ def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> T
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 names.add((a.asname or a.name).split(".")[0])
-    return names, runs
+    return names, runs, copied
 
 
 def _always_leaves(stmts: List[ast.stmt]) -> bool:

@@ -85,6 +85,8 @@ class ConstantPool:
 
     def expr(self, value: Any, as_set: bool = False) -> ast.expr:
         """Expression for ``value``; ``as_set`` writes a frozenset as a set display (``x in {1}``)."""
+        if type(value) is str or value is None:
+            return ast.Constant(value)  # (what the tests below conclude for the commonest constants)
         if not is_literal(value):
             return self._bind(value)
         if isinstance(value, bool) or value is None or value is Ellipsis:

@@ -18,6 +18,7 @@ from pellucid.decompiler.source_lines import at_first_line
 from pellucid.decompiler.tree_nodes import CONTEXTS, child_nodes
 
 PY = sys.version_info[:2]
+_AST = ast.AST
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
 CO_COROUTINE = inspect.CO_COROUTINE
@@ -404,10 +405,11 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
     source binds them in the comprehension's scope)."""
     bound: Set[str] = set()
     work: List[ast.AST] = list(body)
+    append, extend, contexts = work.append, work.extend, CONTEXTS
     while work:
         node = work.pop()
         cls = type(node)
-        if cls in CONTEXTS:
+        if cls in contexts:
             continue  # (a third of the nodes: no children, no name)
         if cls is ast.Name and type(node.ctx) in CONTEXTS:
             # (the commonest node: its only child is its context, which binds nothing)
@@ -437,7 +439,14 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
             bound.add(node.name)  # type: ignore[attr-defined]
         elif type(node).__name__ == "MatchMapping" and getattr(node, "rest", None):
             bound.add(node.rest)  # type: ignore[attr-defined]
-        work.extend(child_nodes(node))
+        # (child_nodes inlined, less the contexts, which would only be popped and skipped:
+        # this runs for every node of the function's body)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                extend([v for v in value if isinstance(v, _AST)])
+            elif isinstance(value, _AST) and type(value) not in contexts:
+                append(value)
     return bound
 
 

@@ -199,7 +199,9 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     """
     _check_shadowed(code)
     tree, pool = _tree_for_recompile(code, keep_locals, const_tag)
-    source = header + unparse(tree)
+    # (only ``place_at_original_lines`` reads the tree afterwards, and it reads the positions
+    # the decompiler tagged, not locations: the writer needs statements' lines alone)
+    source = header + unparse(tree, locate_all=False)
     filename = os.path.abspath(path) if path else code.co_filename
     if path and write:
         with open(path, "w", encoding="utf-8") as fh:

@@ -26,6 +26,9 @@ def trivial(node: Any) -> bool:
     return isinstance(node, (ast.Name, ast.Constant, M.Marker))
 
 
+# Exact classes of stack values that have no copied node in them (see ``first_shared``).
+_LEAVES = frozenset([ast.Name, ast.Constant])
+
 # Parts of compound statements that run once, before anything else in them.
 _HEAD_FIELDS = {ast.If: ("test",), ast.While: ("test",), ast.For: ("iter",), ast.AsyncFor: ("iter",),
                 ast.With: ("items",), ast.AsyncWith: ("items",)}
@@ -149,7 +152,9 @@ def first_shared(stmt: ast.AST, stack: List[Any],
     """
     # (``_copied`` tested first: it is rare, and the walk runs for every statement; a loop, not
     # ``any`` over a generator)
-    for n in (all_nodes(stmt) if nodes is None else nodes):
+    if nodes is None:
+        nodes = all_nodes(stmt)
+    for n in nodes:
         if getattr(n, "_copied", False) and is_copied(n):
             break
     else:
@@ -157,6 +162,8 @@ def first_shared(stmt: ast.AST, stack: List[Any],
         # building the evaluation order (a recursion per node).  It sees every node
         # eval_order does (and those of nested scopes besides), so it never misses one.
         return None
+    if not _shared_in(nodes, stack):
+        return None  # (the answer below too, without the evaluation order)
     items = eval_order(stmt)
     counts: Dict[int, int] = {}
     for node, _, _ in items:
@@ -168,6 +175,10 @@ def first_shared(stmt: ast.AST, stack: List[Any],
         return None
     on_stack = set()
     for v in stack:
+        if type(v) in _LEAVES:
+            # (``counts`` holds only copied nodes that are not ``trivial``: never a name or a
+            # constant, nor the context below a name; Dynamo's stacks hold dozens of these)
+            continue
         if isinstance(v, ast.AST) and not isinstance(v, M.Marker):
             for n in all_nodes(v):
                 if id(n) in counts:
@@ -189,6 +200,30 @@ def first_shared(stmt: ast.AST, stack: List[Any],
             return cand, cond, first
         before.append(node)
     return None
+
+
+def _shared_in(nodes: List[ast.AST], stack: List[Any]) -> bool:
+    """False when ``first_shared`` finds no shared node, as far as :func:`all_nodes` of the
+    statement (``nodes``) tells: where no node in it opens a scope, it has the very nodes
+    :func:`eval_order` lists (each as often: the children that order leaves out are
+    operators and contexts, never a copied node), so the counts below are the ones
+    ``first_shared`` makes.  True when they are not known that way, or some node is shared."""
+    counts: Dict[int, int] = {}
+    for n in nodes:
+        if isinstance(n, SCOPES):
+            return True  # (eval_order leaves out what is inside: count it as first_shared does)
+        if getattr(n, "_copied", False) and is_copied(n):
+            counts[id(n)] = counts.get(id(n), 0) + 1
+    if any(c > 1 for c in counts.values()):
+        return True
+    for v in stack:
+        if type(v) in _LEAVES:
+            continue  # (as in first_shared)
+        if isinstance(v, ast.AST) and not isinstance(v, M.Marker):
+            for n in all_nodes(v):
+                if id(n) in counts:
+                    return True
+    return False
 
 
 def replace_first(stmt: ast.AST, node: ast.AST, new: ast.AST) -> ast.AST:

@@ -12,7 +12,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional
 
 from pellucid.bytecode.instruction import Instr
-from pellucid.bytecode.positions import Position, instruction_positions
+from pellucid.bytecode.positions import Position, position_at, position_units
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.tree_nodes import all_nodes
@@ -176,15 +176,18 @@ def _still_used(v: ast.AST, stack: List[Any]) -> bool:
     if v in stack:
         return True
     for x in stack:
-        if type(x) in _LEAVES:
-            continue  # (no sub-expressions: Dynamo's code keeps dozens of these on the stack)
+        if type(x) in _SKIPPED:
+            continue  # (no sub-expressions, or no expression: Dynamo's code keeps dozens of
+            # names, constants and NULL slots on the stack)
         # (``in`` is identity here: no node class defines ``__eq__``; it saves a generator)
         if isinstance(x, ast.expr) and v in all_nodes(x):
             return True
     return False
 
 
-_LEAVES = (ast.Name, ast.Constant)
+# (exact classes: the leaves, ``ast.Name`` and ``ast.Constant``, and the NULL marker, which is
+# no ``ast.expr``)
+_SKIPPED = frozenset([ast.Name, ast.Constant, M.Null])
 _expr = ast.expr
 
 
@@ -246,32 +249,38 @@ class StackMachine:
             handlers[op] = handler
         emitted = len(out)
         handler(self, ins.arg, stack, out, ins)
-        # (source_position inlined: once per instruction)
-        table = attrs.get("_positions")
-        if table is None:
-            table = self._positions = instruction_positions(self.code)
-        position = table.get(ins.offset)
+        # (source_position and position_at inlined: once per instruction)
+        units = attrs.get("_position_units")
+        if units is None:
+            units = self._position_units = position_units(self.code)
+        at = ins.offset >> 1
+        position = units[at] if 0 <= at < len(units) else None
+        if position is not None and not (type(position[0]) is int and position[0] > 0):
+            position = None
         # Remember when each value was computed: spilling must keep that order.  And where each
         # value and statement came from in the original source: recompiled code keeps those
-        # lines (see pellucid.decompiler.source_lines).  (One loop for both: once per instruction.)
+        # lines (see pellucid.decompiler.source_lines).  (One loop for both: once per instruction.
+        # ``in __dict__`` is ``hasattr`` here, no node class has these attributes, without the
+        # AttributeError a miss raises inside hasattr.)
         for v in stack[-2:]:
             if isinstance(v, _expr):
-                if not hasattr(v, "_seq"):
+                d = v.__dict__
+                if "_seq" not in d:
                     self.seq_counter += 1
                     v._seq = self.seq_counter  # type: ignore[attr-defined]
-                if position is not None and not hasattr(v, "_pos"):
+                if position is not None and "_pos" not in d:
                     v._pos = position  # type: ignore[attr-defined]
         if position is not None and len(out) > emitted:
             for stmt in out[emitted:]:
-                if not hasattr(stmt, "_pos"):
+                if "_pos" not in stmt.__dict__:
                     stmt._pos = position  # type: ignore[attr-defined]
 
     def source_position(self, ins: Instr) -> Optional[Position]:
         """The original source position of ``ins`` (None when its code has no line for it)."""
-        table = self.__dict__.get("_positions")
-        if table is None:
-            table = self._positions = instruction_positions(self.code)
-        return table.get(ins.offset)
+        units = self.__dict__.get("_position_units")
+        if units is None:
+            units = self._position_units = position_units(self.code)
+        return position_at(units, ins.offset)
 
     # loads ------------------------------------------------------------------------------------
     def op_LOAD_CONST(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

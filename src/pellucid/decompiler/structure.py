@@ -21,8 +21,11 @@ from pellucid.decompiler.sharing import replace_nodes
 from pellucid.decompiler.tree_nodes import all_nodes
 
 _TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
-_CASE_START = ("COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST",
-               "LOAD_DEREF")  # where a ``match`` case may start (see match.py)
+_CASE_START = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME",
+                         "LOAD_FAST", "LOAD_DEREF"])  # where a ``match`` case may start (see match.py)
+# A case can start at a load only as a class pattern's class (``try_match`` looks for the
+# ``MATCH_CLASS`` after the loads): in code without one only these can start a case.
+_CASE_START_NO_CLASS = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING"])
 
 
 class Loop(NamedTuple):
@@ -415,8 +418,14 @@ class Structurer:
             for ins in block.instrs[:k]:
                 self.step(ins, stack, out)
             return stack, target
+        case_start = self.__dict__.get("_case_start")
+        if case_start is None:
+            # (asked of every instruction: Dynamo's code loads dozens of values in a row, and
+            # try_match would scan each run of loads from every one of them for a MATCH_CLASS)
+            has_class = any(i.op == "MATCH_CLASS" for i in self.instrs)  # type: ignore[attr-defined]
+            case_start = self._case_start = _CASE_START if has_class else _CASE_START_NO_CLASS
         for k, ins in enumerate(block.instrs[:-1]):
-            if ins.op in _CASE_START:
+            if ins.op in case_start:
                 m = self.try_match(block, k, stack, ctx, stop, out)  # type: ignore[attr-defined]
                 if m is not False:
                     return m

@@ -2,7 +2,7 @@
 import ast
 import io
 import sys
-from typing import Any, List, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.tree_nodes import CONTEXTS
@@ -11,13 +11,20 @@ from pellucid.decompiler.tree_nodes import CONTEXTS
 _Unparser38 = None  # type: Any  # built on first use: astunparse exists only on 3.8
 
 
-def unparse(tree: ast.AST) -> str:
+def unparse(tree: ast.AST, locate_all: bool = True) -> str:
     """Source text for ``tree``; fails loudly if a decompiler marker leaked into it.
+
+    Nodes without a location get one (see :func:`_check_and_locate`).  ``locate_all=False``
+    (3.9+) locates only statements and ``except`` clauses, all ``ast``'s writer reads a
+    location of (a statement's line, for type comments): the text is the same, and the other
+    nodes are left as they were, for a caller that reads no locations from the tree afterwards.
 
     >>> unparse(ast.parse("x = 1"))
     'x = 1'
     """
-    _check_and_locate(tree)
+    _check_and_locate(tree, locate_all or _Dispatching is None)
+    if _Dispatching is not None:
+        return _Dispatching().visit(tree)  # type: ignore[no-any-return]
     if sys.version_info >= (3, 9):
         return ast.unparse(tree)
     global _Unparser38
@@ -30,10 +37,48 @@ def unparse(tree: ast.AST) -> str:
     return out.getvalue().strip("\n")
 
 
+def _dispatching_unparser() -> Any:
+    """``ast.unparse``'s writer with each node class's ``visit_`` method looked up once per
+    unparse instead of once per node (``NodeVisitor.visit`` builds the method's name and looks
+    it up for every node: about a third of the writer's time on a long Dynamo function).  The
+    same methods run in the same order, so the text is the same; a class without a method of
+    its own goes to ``NodeVisitor.visit`` as before.  None where ``ast`` has no such writer
+    (3.8), or one not dispatching through ``traverse``."""
+    base = getattr(ast, "_Unparser", None)
+    if base is None or not callable(getattr(base, "traverse", None)) or sys.version_info < (3, 9):
+        return None
+    visit_any = ast.NodeVisitor.visit
+
+    class Dispatching(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._pellucid_visitors: Dict[type, Any] = {}  # node class -> its visit_ function
+
+        def traverse(self, node: Any) -> None:
+            if isinstance(node, list):
+                for item in node:
+                    self.traverse(item)
+                return
+            cls = type(node)
+            visitor = self._pellucid_visitors.get(cls)
+            if visitor is None:
+                # (``NodeVisitor.visit``'s lookup; no instance has attributes of that form)
+                visitor = getattr(type(self), "visit_" + cls.__name__, None)
+                if visitor is None:
+                    visitor = visit_any
+                self._pellucid_visitors[cls] = visitor
+            visitor(self, node)
+
+    return Dispatching
+
+
+_Dispatching = _dispatching_unparser()
+
+
 _END_IF_NONE = sys.version_info >= (3, 9)  # 3.8's fix_missing_locations keeps an end set to None
 
 
-def _check_and_locate(tree: ast.AST) -> None:
+def _check_and_locate(tree: ast.AST, locate_all: bool = True) -> None:
     """Fail if a decompiler marker is left in ``tree``, and give every node its location as
     :func:`ast.fix_missing_locations` does (the parent's, where the node has none).
 
@@ -48,6 +93,10 @@ def _check_and_locate(tree: ast.AST) -> None:
     name, None)`` and ``name in d`` is ``hasattr`` for ``lineno``/``col_offset`` (and, on 3.8,
     which has no such defaults, for the end positions too).  Nodes of other classes are
     refused before their ``__dict__`` is read.
+
+    ``locate_all=False``: only statements and ``except`` clauses are located.  No statement is
+    below an expression, so each still gets the location it gets otherwise (from the nearest
+    located statement or clause above it).
     """
     work: List[Tuple[ast.AST, Tuple[Any, Any, Any, Any]]] = [(tree, (1, 0, 1, 0))]
     pop, push = work.pop, work.append
@@ -57,6 +106,7 @@ def _check_and_locate(tree: ast.AST) -> None:
     end_if_none = _END_IF_NONE
     contexts = CONTEXTS
     name_type = ast.Name
+    statement_like = (ast.stmt, ast.excepthandler)
     while work:
         node, inherited = pop()
         cls = type(node)
@@ -68,7 +118,8 @@ def _check_and_locate(tree: ast.AST) -> None:
                 raise ValueError("internal node left in tree: %r" % (node,))
             checked.add(cls)
         d = node.__dict__
-        if node._attributes:  # (every located class has all four: lineno, col_offset, ends)
+        # (every located class has all four: lineno, col_offset, ends)
+        if node._attributes and (locate_all or isinstance(node, statement_like)):
             if "lineno" in d:
                 l0 = d["lineno"]
             else:
@@ -92,6 +143,12 @@ def _check_and_locate(tree: ast.AST) -> None:
                 if isinstance(ctx, ast_type) and type(ctx) not in contexts:
                     push((ctx, inherited))
                 continue
+        elif cls is name_type and type(d.get("id")) is str:
+            # (a name left unlocated: as above, its only child is its context)
+            ctx = d.get("ctx")
+            if isinstance(ctx, ast_type) and type(ctx) not in contexts:
+                push((ctx, inherited))
+            continue
         # (child_nodes, reversed, inlined)
         children: List[ast.AST] = []
         for name in node._fields:
