@@ -57,7 +57,7 @@ class _Context:
 
     def __init__(self, torch: Any, graph_module: Any, codegen: Any, abbrs: Dict[Any, str],
                  sym_types: Any, tensor_metadata: Any, fake_tensor: Any) -> None:
-        self.torch = torch
+        self.tensor = torch.Tensor
         self.graph_module = graph_module
         self.codegen = codegen
         self.abbrs = abbrs
@@ -76,7 +76,7 @@ def _class_lines(ctx: _Context, gm: Any, name: str, indent: str, out: List[str])
     if type(getattr(graph, "_codegen", None)) is not ctx.codegen:
         # (a pytree or boxed code generator writes a prologue this module does not read)
         raise NotListed("graph with its own code generator")
-    code_lines = gm.code.split("\n")
+    code_lines = _code_of(gm).split("\n")
     k = 0
     while k < len(code_lines) and not code_lines[k].strip():
         k += 1
@@ -143,6 +143,11 @@ def _class_lines(ctx: _Context, gm: Any, name: str, indent: str, out: List[str])
             _class_lines(ctx, child, child_name, indent + "    ", out)
 
 
+def _code_of(gm: Any) -> str:
+    """The module's source (``gm.code``; a lazy module generates it now, as its first call would)."""
+    return gm.code
+
+
 def _annotated(ctx: _Context, node: Any, stmt: str) -> str:
     """A node's statement with its value's description after the name it assigns."""
     name = node.name
@@ -173,11 +178,10 @@ def _annotation(ctx: _Context, node: Any) -> Optional[str]:
     meta = node.meta
     # (the same precedence as print_readable's)
     val = meta.get("val", meta.get("tensor_meta", meta.get("example_value", None)))
-    torch = ctx.torch
-    if isinstance(val, torch.Tensor) and val.layout not in ctx.sparse_layouts:
-        core = "%s[%s][%s]%s" % (ctx.abbrs[val.dtype], ", ".join([str(s) for s in val.shape]),
-                                 ", ".join([str(s) for s in val.stride()]), val.device)
-        if type(val) is torch.Tensor or isinstance(val, ctx.fake_tensor):
+    if isinstance(val, ctx.tensor) and val.layout not in ctx.sparse_layouts:
+        core = "%s[%s][%s]%s" % (ctx.abbrs[val.dtype], ", ".join(map(str, val.shape)),
+                                 ", ".join(map(str, val.stride())), val.device)
+        if type(val) is ctx.tensor or isinstance(val, ctx.fake_tensor):
             return ': "%s"' % core
         if type(val).__name__ == "DTensor":
             raise NotListed("distributed tensor")  # (print_readable adds its placements)
@@ -185,7 +189,7 @@ def _annotation(ctx: _Context, node: Any) -> Optional[str]:
     if isinstance(val, ctx.sym_types):
         return ': "Sym(%r)"' % (val,)
     if ctx.tensor_metadata and isinstance(val, ctx.tensor_metadata):
-        return ': "%s[%s]"' % (ctx.abbrs[val.dtype], ", ".join([str(s) for s in val.shape]))
+        return ': "%s[%s]"' % (ctx.abbrs[val.dtype], ", ".join(map(str, val.shape)))
     return None
 
 
@@ -196,13 +200,22 @@ def _summary(ctx: _Context, stack_trace: Optional[str]) -> str:
         return _NO_TRACE
     summary = ctx.summaries.get(stack_trace)
     if summary is None:
-        summary = _NO_TRACE
-        lines = stack_trace.strip().split("\n")
-        for idx in range(len(lines) - 2, -1, -1):
-            m = _FILE_LINE.match(lines[idx].strip())
-            if m:
-                summary = "# File: %s:%s in %s, code: %s" % (m.group(1), m.group(2), m.group(3),
-                                                             lines[idx + 1].strip())
-                break
-        ctx.summaries[stack_trace] = summary
+        summary = ctx.summaries[stack_trace] = _innermost_frame(stack_trace)
     return summary
+
+
+def _innermost_frame(stack_trace: str) -> str:
+    """The comment for one stack trace: from its last line up, the first ``File`` line, with
+    the line after it as the code.  (The lines are found from the end with ``rfind``: a trace
+    holds every frame from the program's top, and the innermost is nearly always the last.)"""
+    text = stack_trace.strip()
+    pos = text.rfind("\n")  # the newline before the current candidate's code line
+    code_start, code_end = pos + 1, len(text)
+    while pos >= 0:
+        prev = text.rfind("\n", 0, pos)
+        m = _FILE_LINE.match(text[prev + 1:pos].strip())
+        if m:
+            return "# File: %s:%s in %s, code: %s" % (m.group(1), m.group(2), m.group(3),
+                                                     text[code_start:code_end].strip())
+        code_start, code_end, pos = prev + 1, pos, prev
+    return _NO_TRACE
