@@ -11,11 +11,11 @@ graph-break reasons.  :func:`install` wraps the ``trace_structured`` function th
 through so that these events return at once when pellucid's handler is the logger's only one.
 
 The Dynamo graph's event (``dynamo_output_graph``) is read, but its payload is
-``gm.print_readable(...)``, which has FX generate the whole module's source again, in its verbose
-form (~3.5 ms per GPT-2 compile), and its metadata lists every tensor's size (which pellucid does
+``gm.print_readable(...)``, which has FX generate the whole module's source in its verbose form
+(~3.5 ms per GPT-2 compile), and its metadata lists every tensor's size (which pellucid does
 not read).  While pellucid alone listens, the wrapper finds the graph module that payload would
 print and sends pellucid's own listing of it instead (:func:`pellucid.dynamo.graph_listing.listing`:
-the source FX already generated, with the same shape and source-line comments), made right
+the source the module runs, with the same shape and source-line comments), made right
 away since backends change the module afterwards; where the module is not found or not listed,
 torch's payload is built as before.
 
