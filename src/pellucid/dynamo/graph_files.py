@@ -1,7 +1,9 @@
 """``__compiled_fn_<n>.<stage>.py``: the graphs of one compiled frame, as Python files.
 
 The text comes from torch's structured trace (``print_readable`` output with shape, dtype and
-stride comments for FX graphs; the module Inductor generated).  A graph listing is a class
+stride comments for FX graphs -- for the Dynamo graph, pellucid's own listing with the same
+comments while pellucid alone listens, see :mod:`pellucid.dynamo.trace_filter`; the module
+Inductor generated).  A graph listing is a class
 body that refers to ``torch``; the file imports what such listings use, so it compiles and
 imports.  If a listing ever does not compile, the file keeps it as comments and says so.
 

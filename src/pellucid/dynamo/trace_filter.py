@@ -9,6 +9,16 @@ fake tensor, storage and source (``describe_*``), the compile-time profile (``ch
 function's bytecode listings, Dynamo's side-effect report), of which pellucid reads only the
 graph-break reasons.  :func:`install` wraps the ``trace_structured`` function those calls go
 through so that these events return at once when pellucid's handler is the logger's only one.
+
+The Dynamo graph's event (``dynamo_output_graph``) is read, but its payload is
+``gm.print_readable(...)``, which has FX generate the whole module's source in its verbose form
+(~3.5 ms per GPT-2 compile), and its metadata lists every tensor's size (which pellucid does
+not read).  While pellucid alone listens, the wrapper finds the graph module that payload would
+print and sends pellucid's own listing of it instead (:func:`pellucid.dynamo.graph_listing.listing`:
+the source the module runs, with the same shape and source-line comments), made right
+away since backends change the module afterwards; where the module is not found or not listed,
+torch's payload is built as before.
+
 With any other handler (``TORCH_TRACE``, a user's own) every event is built and sent exactly as
 before.
 
@@ -17,7 +27,7 @@ and nothing is lost, so no warning is given.
 """
 import logging
 import sys
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 #: events pellucid never reads (see :data:`pellucid.dynamo.capture.GRAPH_EVENTS` for those it does)
 UNREAD_EVENTS = frozenset({
@@ -71,10 +81,50 @@ def _wrap(original: Callable[..., Any], trace_log: logging.Logger,
             handlers = trace_log.handlers
             if len(handlers) == 1 and handlers[0] is handler:
                 return None
+        elif name == GRAPH_EVENT and len(args) <= 1:
+            handlers = trace_log.handlers
+            if len(handlers) == 1 and handlers[0] is handler:
+                text = _own_listing(kwargs.get("payload_fn"))
+                if text is not None:
+                    # (metadata_fn: the sizes nobody reads; the event's name is what is read)
+                    kwargs = dict(kwargs, metadata_fn=dict, payload_fn=lambda: text)
+                    return original(name, **kwargs)
         return original(name, *args, **kwargs)
     trace_structured.__wrapped__ = original  # type: ignore[attr-defined]
     trace_structured.__doc__ = original.__doc__
     return trace_structured
+
+
+#: the event whose payload is ``print_readable`` of Dynamo's graph module
+GRAPH_EVENT = "dynamo_output_graph"
+
+
+def graph_module_printed(payload_fn: Any) -> Any:
+    """The graph module ``payload_fn`` would print: torch's payload is
+    ``lambda: gm.print_readable(...)``, a closure over ``gm`` alone; None for anything else."""
+    code = getattr(payload_fn, "__code__", None)
+    closure = getattr(payload_fn, "__closure__", None)
+    if code is None or not closure or code.co_freevars != ("gm",) or "print_readable" not in code.co_names:
+        return None
+    try:
+        gm = closure[0].cell_contents
+    except ValueError:  # (an empty cell)
+        return None
+    from torch.fx import GraphModule
+    return gm if isinstance(gm, GraphModule) else None
+
+
+def _own_listing(payload_fn: Any) -> Optional[str]:
+    """pellucid's listing of the graph module torch's payload prints, or None (then torch's
+    payload is built, as without pellucid)."""
+    try:
+        gm = graph_module_printed(payload_fn)
+        if gm is None:
+            return None
+        from pellucid.dynamo.graph_listing import listing
+        return listing(gm)
+    except Exception:
+        return None
 
 
 def _read_artifact(args: Any, kwargs: Any) -> bool:
