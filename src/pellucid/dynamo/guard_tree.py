@@ -178,7 +178,11 @@ def _split_at_separators(text: str) -> List[str]:
     return out
 
 
-def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+#: split_code_part's memo value for one comment: (user line, location, the comment itself)
+_CommentFields = Tuple[Optional[str], Optional[str], str]
+
+
+def split_code_part(text: str, comments: Optional[Dict[str, _CommentFields]] = None
                     ) -> CodePart:
     """Split one verbose code part into the check and the comment Dynamo appended.
 
@@ -187,7 +191,8 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
     :mod:`pellucid.dynamo.comment_scan` for other plain lines, both faster).
     ``comments`` (optional) remembers each comment's user line and location: one read of a
     GPT-2 guard meets ~200 distinct comments in ~600 parts (every guard from one source line
-    carries the same one).
+    carries the same one).  The parts of one comment then share one string object for it, so
+    the renderer's memo of comment texts hashes and compares each comment once, not per part.
 
     >>> p = split_code_part("L['n'] == 3     # b = y + n  # t.py:11 in f")
     >>> p.code, p.user_line, p.location
@@ -214,10 +219,11 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
         return CodePart(code, comment, None, None, text)
     fields = comments.get(comment) if comments is not None else None
     if fields is None:
-        fields = _comment_fields(comment)
+        user_line, location = _comment_fields(comment)
+        fields = (user_line, location, comment)
         if comments is not None:
             comments[comment] = fields
-    return CodePart(code, comment, fields[0], fields[1], text)  # (code, comment, user_line, location, raw)
+    return CodePart(code, fields[2], fields[0], fields[1], text)  # (code, comment, user_line, location, raw)
 
 
 #: a character of Dynamo's code outside and inside simple strings: printable ASCII but the two
@@ -513,7 +519,7 @@ class _Reader(object):
         except ImportError:
             pass
         #: split_code_part's memo of comment -> (user line, location) for this read
-        self.comments: Dict[str, Tuple[Optional[str], Optional[str]]] = {}
+        self.comments: Dict[str, _CommentFields] = {}
         #: _accessor_expr's memo of the keys subscript accessors name, for this read
         self.keys: Dict[str, Tuple[str, str]] = {}
         self.relational_holders: Dict[int, Tuple[Any, List[SourceNode]]] = {}
@@ -674,7 +680,7 @@ def _read(wrapper: Any, root_mgr: Any) -> GuardTree:
 
 # ---------------------------------------------------------------------------- leaf parsing
 
-def _parts_of(leaf: Any, comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+def _parts_of(leaf: Any, comments: Optional[Dict[str, _CommentFields]] = None
               ) -> List[CodePart]:
     getter = getattr(leaf, "verbose_code_parts", None)
     if not callable(getter):
@@ -684,7 +690,7 @@ def _parts_of(leaf: Any, comments: Optional[Dict[str, Tuple[Optional[str], Optio
 
 def parse_leaf(leaf: Any, node: SourceNode, closure_vars: Dict[str, Any],
                epilogue: bool = False,
-               comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+               comments: Optional[Dict[str, _CommentFields]] = None
                ) -> LeafCheck:
     """Turn one leaf guard into a :class:`LeafCheck` (parameters parsed, or a delegation).
 
@@ -1210,7 +1216,7 @@ _PARSERS: Dict[str, Callable[[LeafCheck, SourceNode, Dict[str, Any], bool], Opti
 # ------------------------------------------------------------------------- relational guards
 
 def parse_relational(leaf: Any, holders: List[SourceNode], closure_vars: Dict[str, Any],
-                     comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+                     comments: Optional[Dict[str, _CommentFields]] = None
                      ) -> RelationalCheck:
     """Turn a relational guard and the nodes that hold it into a :class:`RelationalCheck`."""
     kind = type(leaf).__name__
