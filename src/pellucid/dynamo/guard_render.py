@@ -267,7 +267,10 @@ class _Renderer(object):
         self.uses_torch = False
         #: torch_path's answers by id (the objects are kept alive by the tree being rendered)
         self.torch_paths: Dict[int, Optional[str]] = {}
-        self.body: List[Tuple[str, Optional[RenderedCheck]]] = []
+        #: the body's lines; each RenderedCheck's lineno is its line's index here until assemble()
+        #: adds the line number of the first (no (line, check) pair per line: ~900 tuples kept
+        #: alive to the end of a large render)
+        self.body: List[str] = []
         #: the k_<KIND> method of each kind met, for this render
         self.kind_renderers: Dict[str, Any] = {}
         #: comment()'s texts by what they are made of, for this render
@@ -378,17 +381,18 @@ class _Renderer(object):
         if comment:
             line += "  # " + comment
         # (kind, lineno, text, origin, delegated, leaf_id): positional, for a thousand checks
-        rc = RenderedCheck(kind, 0, line, origin, delegated, id(leaf) if leaf is not None else None)
-        self.body.append((line, rc))
+        rc = RenderedCheck(kind, len(self.body), line, origin, delegated,
+                           id(leaf) if leaf is not None else None)
+        self.body.append(line)
         self.checks.append(rc)
 
     def emit_comment(self, text: str) -> None:
-        self.body.append(("# " + _one_line(text), None))
+        self.body.append("# " + _one_line(text))
 
     # -- leaf checks
     def leaf(self, check: LeafCheck, origin: str = "leaf") -> None:
         x = check.subject
-        if check.delegated:
+        if check.delegate_reason is not None:  # (check.delegated, without the property's call)
             leaf_name = self.names.numbered(check.leaf, "dynamo_%s" % check.kind.lower())
             dynamo_text = "; ".join(p.code for p in check.parts)
             self.emit_check("%s(%s, %s)" % (self.helper("delegate"), leaf_name, x), check.kind,
@@ -402,9 +406,16 @@ class _Renderer(object):
             fn = self.kind_renderers[check.kind] = getattr(self, "k_" + check.kind, None)
         if fn is None:  # a parser exists without a renderer: a pellucid bug, say so loudly
             raise UnsupportedGuardError("no renderer for %s guards" % check.kind)
-        kind, leaf = check.kind, check.leaf
+        kind, leaf, comments = check.kind, check.leaf, self.comments
         for expr, part, extra in fn(check, x):
-            self.emit_check(expr, kind, origin, self.comment(part, extra), leaf)
+            if type(part) is CodePart:  # (comment() written out: a thousand checks)
+                key = (part.comment, part.user_line, part.location, extra)
+                text = comments.get(key)
+                if text is None:
+                    text = comments[key] = self._comment(part, extra)
+            else:
+                text = self._comment(part, extra)
+            self.emit_check(expr, kind, origin, text, leaf)
 
     def k_TYPE_MATCH(self, c: LeafCheck, x: str) -> List[Tuple[str, CodePart, str]]:
         t = c.params.get("type")
@@ -602,8 +613,8 @@ class _Renderer(object):
             # Dynamo uses that as a hasattr guard (GuardBuilder.HASATTR)
             line = "%s  # must be readable (Dynamo's accessor %s doubles as the check)" % (
                 node.expr, node.accessor)
-            rc = RenderedCheck(kind="ACCESS", lineno=0, text=line, origin="accessor")
-            self.body.append((line, rc))
+            rc = RenderedCheck(kind="ACCESS", lineno=len(self.body), text=line, origin="accessor")
+            self.body.append(line)
             self.checks.append(rc)
         for child in node.children:
             self.node(child)
@@ -631,7 +642,7 @@ class _Renderer(object):
         # accessor expressions from guard_tree call helpers too: collect every one the body uses
         from pellucid.dynamo import guard_helpers
         # the body as it goes into the source: indenting lines changes no ``\bname(`` in them
-        body_text = "\n        ".join([text for text, _ in self.body])
+        body_text = "\n        ".join(self.body)
         used = set(self.helpers)
         # (a helper the renderer called is in already: no need to find it in 240 kB of text)
         called = _reversed_called_names(body_text)
@@ -662,9 +673,8 @@ class _Renderer(object):
         lines.append("    try:")
         # a check's line number is its entry's position in ``lines`` (as if appended one by one)
         first = len(lines) + 1
-        for i, (_, rc) in enumerate(self.body):
-            if rc is not None:
-                rc.lineno = first + i
+        for rc in self.checks:
+            rc.lineno += first
         if self.body:
             lines.append("        " + body_text)
         lines.append("        return True")

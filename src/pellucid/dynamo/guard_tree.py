@@ -178,7 +178,11 @@ def _split_at_separators(text: str) -> List[str]:
     return out
 
 
-def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+#: split_code_part's memo value for one comment: (user line, location, the comment itself)
+_CommentFields = Tuple[Optional[str], Optional[str], str]
+
+
+def split_code_part(text: str, comments: Optional[Dict[str, _CommentFields]] = None
                     ) -> CodePart:
     """Split one verbose code part into the check and the comment Dynamo appended.
 
@@ -187,18 +191,20 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
     :mod:`pellucid.dynamo.comment_scan` for other plain lines, both faster).
     ``comments`` (optional) remembers each comment's user line and location: one read of a
     GPT-2 guard meets ~200 distinct comments in ~600 parts (every guard from one source line
-    carries the same one).
+    carries the same one).  The parts of one comment then share one string object for it, so
+    the renderer's memo of comment texts hashes and compares each comment once, not per part.
 
     >>> p = split_code_part("L['n'] == 3     # b = y + n  # t.py:11 in f")
     >>> p.code, p.user_line, p.location
     ("L['n'] == 3", 'b = y + n', 't.py:11 in f')
     """
-    if "#" not in text:
+    h = text.find("#")
+    if h < 0:
         # no comment, whoever looks (a tokenizer error falls back to "  # " too)
-        return CodePart(code=text.rstrip(), raw=text)
-    at = _comment_at_separator(text)  # nearly every part Dynamo writes, without a scan
-    if at >= 0:
-        code, comment = text[:at], text[at:]
+        return CodePart(text.rstrip(), "", None, None, text)
+    # nearly every part Dynamo writes: _comment_at_separator's test, written out (~600 parts)
+    if h >= 2 and text[h - 2:h + 2] == "  # " and _SIMPLE_CODE.fullmatch(text, 0, h) is not None:
+        code, comment = text[:h], text[h:]
     else:
         found = comment_start(text)  # the tokenizer's answer for plain lines, much faster
         if found is UNSURE:
@@ -210,17 +216,24 @@ def split_code_part(text: str, comments: Optional[Dict[str, Tuple[Optional[str],
     code = code.rstrip()
     comment = comment.strip()
     if not comment:
-        return CodePart(code=code, comment=comment, raw=text)
+        return CodePart(code, comment, None, None, text)
     fields = comments.get(comment) if comments is not None else None
     if fields is None:
-        fields = _comment_fields(comment)
+        user_line, location = _comment_fields(comment)
+        fields = (user_line, location, comment)
         if comments is not None:
             comments[comment] = fields
-    return CodePart(code, comment, fields[0], fields[1], text)  # (code, comment, user_line, location, raw)
+    return CodePart(code, fields[2], fields[0], fields[1], text)  # (code, comment, user_line, location, raw)
 
 
-#: characters that make a quote right after them part of a string prefix (f'', rb"", t''...)
-_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+#: a character of Dynamo's code outside and inside simple strings: printable ASCII but the two
+#: quotes and the backslash
+_CODE_CHAR = r"[ -!#-&(-\[\]-~]"
+#: code whose strings are simple: one kind of quote, paired, no triple quote, no word character
+#: before an opening quote (so no string prefix), nothing but _CODE_CHAR around and inside them
+_SIMPLE_CODE = re.compile("|".join(
+    r"{c}*(?:(?<![A-Za-z0-9_]){q}(?!{q}{q}){c}*{q}(?!{q}{q}){c}*)*".format(c=_CODE_CHAR, q=q)
+    for q in ("'", '"')))
 
 
 def _comment_at_separator(text: str) -> int:
@@ -234,32 +247,19 @@ def _comment_at_separator(text: str) -> int:
     outside them.  The tokenizer then either yields its comment token at ``h`` or raises before
     it, and split_comment_by_tokens falls back to the first ``"  # "``, which is at ``h - 2``:
     the same split once stripped.  (So numbers like ``1e-05``, which the scanner leaves to the
-    tokenizer, need no tokenizer here.)  A few str methods per part, where the scanner's regular
-    expression cost ~2 us for each of a GPT-2 guard's ~600 parts.
+    tokenizer, need no tokenizer here.)
+
+    The code is checked by one match of :data:`_SIMPLE_CODE` (each alternative allows one kind
+    of quote; a string is an opening quote not after a word character, characters other than
+    quotes, a closing quote; the lookaheads refuse a quote followed by two more, which is where
+    every triple quote starts): a GPT-2 guard has ~600 parts, and str methods per part and a
+    loop over each part's strings cost about twice as much.
     """
     h = text.find("#")
     if h < 2 or text[h - 2:h + 2] != "  # ":
         return -1
-    code = text[:h]
-    if not code.isascii() or not code.isprintable() or "\\" in code:
-        return -1
-    if "'" in code:
-        if '"' in code:
-            return -1
-        quote = "'"
-    elif '"' in code:
-        quote = '"'
-    else:
-        return h  # (no strings at all)
-    if quote * 3 in code:
-        return -1
-    pieces = code.split(quote)
-    if not len(pieces) & 1:
-        return -1  # an odd number of quotes: h is inside a string
-    for before in pieces[0:-1:2]:  # what comes before each opening quote
-        if before and before[-1] in _WORD_CHARS:
-            return -1
-    return h
+    # (with endpos h, the pattern sees text[:h] as the whole string, lookaheads included)
+    return h if _SIMPLE_CODE.fullmatch(text, 0, h) is not None else -1
 
 
 def _comment_fields(comment: str) -> Tuple[Optional[str], Optional[str]]:
@@ -269,7 +269,15 @@ def _comment_fields(comment: str) -> Tuple[Optional[str], Optional[str]]:
             and comment[j - 1].isspace() and comment[j + 1:j + 2].isspace():
         # Dynamo's "# <user line>  # <file:line in fn>": the separators are the first "# " and
         # the second '#' with the spaces around it, the pieces what is between and after
-        pieces = [p for p in (comment[2:j].strip(), comment[j + 1:].strip()) if p]
+        user, where = comment[2:j].strip(), comment[j + 1:].strip()
+        if user and where:
+            # (the loop below on these two pieces, written out for ~200 comments per read)
+            m = _LOCATION.match(user) if " in " in user else None
+            if m:
+                return None, m.group("loc")
+            m = _LOCATION.match(where) if " in " in where else None
+            return (user, m.group("loc")) if m else (None, None)
+        pieces = [p for p in (user, where) if p]
     else:
         pieces = [p for p in map(str.strip, _split_at_separators(" " + comment)) if p]
         pieces = [p[1:].strip() if p[0] == "#" else p for p in pieces]
@@ -314,14 +322,15 @@ def _literal(text: str) -> Tuple[bool, Any]:
     text = text.strip()
     # the common keys and values of guards, read as literal_eval reads them, without a parse
     if text.isascii():
+        # (no text is two of these forms, so the order only saves work: the hash lookup first)
+        if text in _PLAIN_CONSTANTS:
+            return True, _PLAIN_CONSTANTS[text]
         if _PLAIN_STR.fullmatch(text):
             return True, text[1:-1]
         if _PLAIN_INT.fullmatch(text):
             return True, int(text)
         if _PLAIN_FLOAT.fullmatch(text):
             return True, float(text)
-        if text in _PLAIN_CONSTANTS:
-            return True, _PLAIN_CONSTANTS[text]
         if _PLAIN_INT_TUPLE.fullmatch(text):  # (64,) (2, 3): Dynamo's normalized shapes
             return True, tuple(int(x) for x in text[1:-1].split(",") if x)
     try:
@@ -407,14 +416,46 @@ _SIMPLE_ACCESSORS = {
 }
 
 
-def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any, text: Optional[str] = None
-                   ) -> str:
+#: the accessors that read a key or index given in their repr
+_SUBSCRIPT_ACCESSORS = frozenset(["DictGetItemGuardAccessor", "GetItemGuardAccessor",
+                                  "ListGetItemGuardAccessor", "TupleGetItemGuardAccessor"])
+
+
+def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any, text: Optional[str] = None,
+                   keys: Optional[Dict[str, Tuple[str, str]]] = None) -> str:
     """The Python expression for the value ``accessor`` reads from ``parent``'s value
-    (``text``: its :func:`_accessor_text`, when the caller has it already)."""
+    (``text``: its :func:`_accessor_text`, when the caller has it already).
+
+    ``keys`` (optional) remembers the repr of the key each subscript accessor's text names, by
+    that text (with the accessor's class): a GPT-2 guard reads ~270 dict entries through a
+    few dozen distinct keys (``'_modules'``, ``'weight'``...)."""
     if text is None:
         text = _accessor_text(accessor)
     cls = type(accessor).__name__
     base = parent.expr
+    # (the branches test distinct class names, so their order only saves comparisons: the
+    # common kinds first)
+    if cls in _SUBSCRIPT_ACCESSORS:
+        known = keys.get(text) if keys is not None else None
+        if known is not None and known[0] == cls:
+            key_repr = known[1]
+        else:
+            inner = _call_arg(text, cls)
+            ok, key = _literal(inner) if inner is not None else (False, None)
+            if not ok or not _is_literal_key(key):
+                raise UnsupportedGuardError("cannot read the key of %r as a Python literal" % text)
+            key_repr = repr(key)
+            if keys is not None:
+                keys[text] = (cls, key_repr)
+        # ("%s[%s]" % (base, repr(key)) is _subscript(base, key))
+        if cls == "DictGetItemGuardAccessor" and not (base == "G" or parent.guarded_type is dict):
+            # plain dicts read by subscript look the same as Dynamo's storage read; anything
+            # else goes through dict_getitem so an override or __missing__ is not called
+            return "dict_getitem(%s, %s)" % (base, key_repr)
+        return "%s[%s]" % (base, key_repr)
+    simple = _SIMPLE_ACCESSORS.get(cls)
+    if simple is not None:
+        return simple % base
     if cls == "FrameLocalsGuardAccessor":
         m = _FRAME_LOCALS_ACCESSOR.match(text)
         ok, key = _literal(m.group(1)) if m else (False, None)
@@ -423,19 +464,6 @@ def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any, text: Opti
         return _subscript(base, key)
     if cls == "GlobalsGuardAccessor":
         return "G"
-    if cls in ("DictGetItemGuardAccessor", "GetItemGuardAccessor", "ListGetItemGuardAccessor",
-               "TupleGetItemGuardAccessor"):
-        inner = _call_arg(text, cls)
-        ok, key = _literal(inner) if inner is not None else (False, None)
-        if not ok or not _is_literal_key(key):
-            raise UnsupportedGuardError("cannot read the key of %r as a Python literal" % text)
-        if cls == "DictGetItemGuardAccessor":
-            # plain dicts read by subscript look the same as Dynamo's storage read; anything
-            # else goes through dict_getitem so an override or __missing__ is not called
-            if base == "G" or parent.guarded_type is dict:
-                return _subscript(base, key)
-            return "dict_getitem(%s, %r)" % (base, key)
-        return _subscript(base, key)
     if cls in ("GetAttrGuardAccessor", "GenericGetAttrGuardAccessor"):
         getter = getattr(accessor, "get_attr_name", None)
         name = getter() if callable(getter) else _call_arg(text, cls)
@@ -444,9 +472,6 @@ def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any, text: Opti
         if cls == "GenericGetAttrGuardAccessor":
             return "object.__getattribute__(%s, %r)" % (base, name)
         return _attr_expr(base, name)
-    simple = _SIMPLE_ACCESSORS.get(cls)
-    if simple is not None:
-        return simple % base
     if cls == "GlobalWeakRefGuardAccessor":
         inner = _call_arg(text, cls)
         ok, name = _literal(inner) if inner is not None else (False, None)
@@ -480,17 +505,6 @@ def _accessor_expr(accessor: Any, parent: SourceNode, child_mgr: Any, text: Opti
                                 % (cls, text, source or "an unnamed value"))
 
 
-def _node_type(mgr: Any) -> Optional[type]:
-    getter = getattr(mgr, "get_type_of_guarded_value", None)
-    if callable(getter):
-        try:
-            t = getter()
-        except Exception:  # noqa: BLE001 - only a nicety for rendering
-            return None
-        return t if isinstance(t, type) else None
-    return None
-
-
 class _Reader(object):
     """Walks one GuardManagerWrapper; keeps relational guards (shared by several nodes) apart."""
 
@@ -505,7 +519,9 @@ class _Reader(object):
         except ImportError:
             pass
         #: split_code_part's memo of comment -> (user line, location) for this read
-        self.comments: Dict[str, Tuple[Optional[str], Optional[str]]] = {}
+        self.comments: Dict[str, _CommentFields] = {}
+        #: _accessor_expr's memo of the keys subscript accessors name, for this read
+        self.keys: Dict[str, Tuple[str, str]] = {}
         self.relational_holders: Dict[int, Tuple[Any, List[SourceNode]]] = {}
         self.relational_order: List[int] = []
         try:
@@ -522,9 +538,20 @@ class _Reader(object):
         get_source = getattr(mgr, "get_source", None)
         if get_source is None:
             _require(mgr, "get_source", kind)
+        source = get_source()
+        # the type of the value the guards were made from: only a nicety for rendering
+        get_type = getattr(mgr, "get_type_of_guarded_value", None)
+        guarded: Optional[type] = None
+        if callable(get_type):
+            try:
+                t = get_type()
+            except Exception:  # noqa: BLE001
+                t = None
+            if isinstance(t, type):
+                guarded = t
         # (expr, dynamo_source, accessor, manager_kind, guarded_type, checks, children,
         # dict_info, dict_role, relational_kinds): positional, for ~500 nodes
-        node = SourceNode(expr, get_source(), accessor, kind, _node_type(mgr), [], [], None, role, [])
+        node = SourceNode(expr, source, accessor, kind, guarded, [], [], None, role, [])
         relational_type = self.relational_type
         closure_vars, comments, checks = self.closure_vars, self.comments, node.checks
         get_leaf_guards = getattr(mgr, "get_leaf_guards", None)
@@ -553,10 +580,11 @@ class _Reader(object):
         if len(accessors) != len(children):
             raise UnsupportedGuardError("%s at %s: %d accessors but %d child managers"
                                         % (node.manager_kind, expr, len(accessors), len(children)))
+        keys, out = self.keys, node.children
         for accessor, child in zip(accessors, children):
-            text = _accessor_text(accessor)
-            child_expr = _accessor_expr(accessor, node, child, text)
-            node.children.append(self.node(child, child_expr, text))
+            rep = getattr(accessor, "repr", None)  # (_accessor_text written out)
+            text = rep() if callable(rep) else type(accessor).__name__
+            out.append(self.node(child, _accessor_expr(accessor, node, child, text, keys), text))
         return node
 
     def dict_entries(self, mgr: Any, node: SourceNode, pairs: Dict[int, Tuple[Any, Any]]) -> None:
@@ -652,7 +680,7 @@ def _read(wrapper: Any, root_mgr: Any) -> GuardTree:
 
 # ---------------------------------------------------------------------------- leaf parsing
 
-def _parts_of(leaf: Any, comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+def _parts_of(leaf: Any, comments: Optional[Dict[str, _CommentFields]] = None
               ) -> List[CodePart]:
     getter = getattr(leaf, "verbose_code_parts", None)
     if not callable(getter):
@@ -662,14 +690,18 @@ def _parts_of(leaf: Any, comments: Optional[Dict[str, Tuple[Optional[str], Optio
 
 def parse_leaf(leaf: Any, node: SourceNode, closure_vars: Dict[str, Any],
                epilogue: bool = False,
-               comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+               comments: Optional[Dict[str, _CommentFields]] = None
                ) -> LeafCheck:
     """Turn one leaf guard into a :class:`LeafCheck` (parameters parsed, or a delegation).
 
     ``comments`` is :func:`split_code_part`'s memo, shared by the leaves of one read."""
     kind = type(leaf).__name__
+    getter = getattr(leaf, "verbose_code_parts", None)  # (_parts_of written out)
+    if not callable(getter):
+        raise UnsupportedGuardError("%s has no verbose_code_parts()" % kind)
     # (kind, parts, params, leaf, delegate_reason, subject): positional, for ~500 leaves
-    check = LeafCheck(kind, _parts_of(leaf, comments), {}, leaf, None, node.expr)
+    check = LeafCheck(kind, [split_code_part(p, comments) for p in getter()], {}, leaf, None,
+                      node.expr)
     parser = _PARSERS.get(kind)
     reason: Optional[str]
     if parser is None:
@@ -762,11 +794,12 @@ def _parse_equals(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], ep: bo
 
 
 _NOTHING = object()
+_DOTTED_TORCH = re.compile(r"^torch(\.[A-Za-z_]\w*)+$")
 
 
 def _dotted_torch(text: str) -> Any:
     """``torch.float32``-style names resolved on the torch module (exact objects, not reprs)."""
-    if not re.match(r"^torch(\.[A-Za-z_]\w*)+$", text):
+    if not _DOTTED_TORCH.match(text):
         return _NOTHING
     import torch
     obj: Any = torch
@@ -806,30 +839,32 @@ def _parse_tensor_match(check: LeafCheck, node: SourceNode, cv: Dict[str, Any], 
                r"(?P<dtype>torch\.\w+), device=(?P<dev>None|-?\d+), "
                r"requires_grad=(?P<rg>True|False), size=(?P<size>\[[^\]]*\]), "
                r"stride=(?P<stride>\[[^\]]*\])\)$", _one_part(check).code)
-    keys = _KEY_SETS.get(m.group("keys"))
+    # (every group at once, in the pattern's order)
+    _, ptype, key_names, dtype_text, dev, rg, size_text, stride_text = m.groups()
+    keys = _KEY_SETS.get(key_names)
     if keys is None:
         from pellucid.dynamo.guard_helpers import dispatch_key_set
-        names = [k.strip() for k in m.group("keys").split(",") if k.strip()]
+        names = [k.strip() for k in key_names.split(",") if k.strip()]
         try:
             keys = dispatch_key_set(*names)
         except AttributeError as exc:
-            return "unknown dispatch key in %r (%s)" % (m.group("keys"), exc)
-        if str(keys) != "DispatchKeySet(%s)" % m.group("keys"):
-            return "dispatch keys %r do not rebuild to the same set (%s)" % (m.group("keys"), keys)
+            return "unknown dispatch key in %r (%s)" % (key_names, exc)
+        if str(keys) != "DispatchKeySet(%s)" % key_names:
+            return "dispatch keys %r do not rebuild to the same set (%s)" % (key_names, keys)
         if len(_KEY_SETS) >= 256:
             _KEY_SETS.clear()  # (callers other than read_guard_tree: keep the memo small)
-        _KEY_SETS[m.group("keys")] = keys
+        _KEY_SETS[key_names] = keys
     t = node.guarded_type
-    if t is None or t.__qualname__ != m.group("ptype"):
-        return "tensor type %s is not the manager's guarded type %r" % (m.group("ptype"), t)
-    dtype = _dotted_torch(m.group("dtype"))
+    if t is None or t.__qualname__ != ptype:
+        return "tensor type %s is not the manager's guarded type %r" % (ptype, t)
+    dtype = _dotted_torch(dtype_text)
     if dtype is _NOTHING:
-        return "unknown dtype %s" % m.group("dtype")
-    size = _int_list(m.group("size"))
-    stride = _int_list(m.group("stride"))
+        return "unknown dtype %s" % dtype_text
+    size = _int_list(size_text)
+    stride = _int_list(stride_text)
     check.params.update(tensor_type=t, dispatch_keys=keys, dtype=dtype,
-                        device_index=_literal_value(m.group("dev")),
-                        requires_grad=m.group("rg") == "True", size=size, stride=stride)
+                        device_index=_literal_value(dev),
+                        requires_grad=rg == "True", size=size, stride=stride)
     return None
 
 
@@ -1181,7 +1216,7 @@ _PARSERS: Dict[str, Callable[[LeafCheck, SourceNode, Dict[str, Any], bool], Opti
 # ------------------------------------------------------------------------- relational guards
 
 def parse_relational(leaf: Any, holders: List[SourceNode], closure_vars: Dict[str, Any],
-                     comments: Optional[Dict[str, Tuple[Optional[str], Optional[str]]]] = None
+                     comments: Optional[Dict[str, _CommentFields]] = None
                      ) -> RelationalCheck:
     """Turn a relational guard and the nodes that hold it into a :class:`RelationalCheck`."""
     kind = type(leaf).__name__
