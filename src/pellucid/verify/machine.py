@@ -809,7 +809,7 @@ def _effect(st: MState, ins: Instr, key: Tuple[Any, ...], npop: int, nres: int,
             push: Optional[Callable[[MState, Tuple[Term, ...]], None]] = None,
             bool_result: bool = False) -> Event:
     """An effect consuming ``npop`` stack values and pushing its ``nres`` results."""
-    if push is None and npop < len(_PLAIN_OK):
+    if push is None and 0 <= npop < len(_PLAIN_OK):
         # (most effects: one of the functions made once below, instead of a closure each time)
         return Event("effect", key, ins, nres, _PLAIN_OK[npop], None, True, True, bool_result)
 
