@@ -48,7 +48,7 @@ class Pair:
         p = Pair.__new__(Pair)
         p.o = self.o.copy()
         p.c = self.c.copy()
-        p.facts = dict(self.facts)
+        p.facts = self.facts.copy()
         p.epoch = self.epoch
         p.names = None
         return p
@@ -308,12 +308,14 @@ class Explorer:
         work: List[Pair] = [start]
         seen: Dict[Tuple[Any, ...], List[Pair]] = {}
         first = self.orig.first_target()
+        # (attributes read at every event, as locals)
+        orig, cand, steps, budget, memo = self.orig, self.cand, self.steps, self.budget, self.memo
         while work:
             p = work.pop()
-            eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
-            ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
-            if self.steps[0] > self.budget:
-                raise TooLarge("too large to verify (more than %d symbolic steps)" % self.budget)
+            eo = run(orig, p.o, p.facts, p.epoch, steps)
+            ec = run(cand, p.c, p.facts, p.epoch, steps)
+            if steps[0] > budget:
+                raise TooLarge("too large to verify (more than %d symbolic steps)" % budget)
             # Whether nothing else refers to ``p`` (nor will): its last outcome below may then
             # continue from ``p`` itself instead of a copy.
             private = False
@@ -334,18 +336,18 @@ class Explorer:
                     kept = seen[key] = []
                 covered = False
                 for g in kept:
-                    if instance(g, p, self.memo, self.varmemo, True):
+                    if instance(g, p, memo, self.varmemo, True):
                         covered = True
                         break
                 if covered:
                     continue
                 if len(kept) >= KEEP:
-                    g = join(kept[-1], p, self.varcount, self.memo)
+                    g = join(kept[-1], p, self.varcount, memo)
                     kept[-1] = g
                     p = g.copy()
                     private = True
-                    eo = run(self.orig, p.o, p.facts, p.epoch, self.steps)
-                    ec = run(self.cand, p.c, p.facts, p.epoch, self.steps)
+                    eo = run(orig, p.o, p.facts, p.epoch, steps)
+                    ec = run(cand, p.c, p.facts, p.epoch, steps)
                 else:
                     # (kept as it is: from here on ``p`` is only read -- every outcome below
                     # continues from a copy -- and kept states are never changed)
@@ -379,15 +381,15 @@ class Explorer:
                 if eo.key[0] == "next":
                     # An iterator's StopIteration is exhaustion, never an exception.
                     q.facts[("excis", exc, "StopIteration")] = False
-                go_handler(self.orig, q.o, eo.ins, exc)
-                go_handler(self.cand, q.c, ec.ins, exc)
+                go_handler(orig, q.o, eo.ins, exc)
+                go_handler(cand, q.c, ec.ins, exc)
                 work.append(self._after_effect(q, eo, ec))
             if eo.key[0] == "next":
                 # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's
                 # ``try: x = next(it) except StopIteration: ...``.
                 q = p.copy()
                 stop: Term = ("stop", p.epoch)
-                for side, ev, st in ((self.orig, eo, q.o), (self.cand, ec, q.c)):
+                for side, ev, st in ((orig, eo, q.o), (cand, ec, q.c)):
                     if ev.exhausted is not None:
                         ev.exhausted(st, ())
                     else:
@@ -407,14 +409,17 @@ class Explorer:
 
     def _after_effect(self, q: Pair, eo: Any, ec: Any) -> Pair:
         o, c = q.o, q.c
-        if o.heap or c.heap:
-            for side, st, ev in ((self.orig, o, eo), (self.cand, c, ec)):
-                # The effect's operands, and whatever a closure can read, are user code's now.
-                # (The observations compared equal, so both programs name the escaped lists
-                # alike.)
-                if st.heap:  # (escape_lists changes nothing without known lists)
-                    cells = [st.vars.get(name, UNBOUND) for name in side.sorted_cells]
-                    escape_lists(st, [ev.key] + cells, q.epoch, self.memo)
+        # The effect's operands, and whatever a closure can read, are user code's now.  (The
+        # observations compared equal, so both programs name the escaped lists alike.  Without
+        # known lists escape_lists changes nothing.)
+        if o.heap:
+            get = o.vars.get
+            escape_lists(o, [eo.key] + [get(name, UNBOUND) for name in self.orig.sorted_cells],
+                         q.epoch, self.memo)
+        if c.heap:
+            get = c.vars.get
+            escape_lists(c, [ec.key] + [get(name, UNBOUND) for name in self.cand.sorted_cells],
+                         q.epoch, self.memo)
         q.epoch += 1
         o.nalloc = 0
         c.nalloc = 0
@@ -422,14 +427,12 @@ class Explorer:
         # comparisons of the two states then find the same object.)
         if self.cellnames:
             epoch = q.epoch
-            fresh: Dict[str, Term] = {}
-            for side, st in ((self.orig, o), (self.cand, c)):
-                if side.cellnames:
-                    for name in side.cellnames:
-                        t = fresh.get(name)
-                        if t is None:
-                            t = fresh[name] = ("cellv", name, epoch)
-                        st.vars[name] = t
+            fresh = {name: ("cellv", name, epoch) for name in self.cellnames}
+            # (each side's names in the order of its own set, as they are bound)
+            if self.orig.cellnames:
+                o.vars.update([(name, fresh[name]) for name in self.orig.cellnames])
+            if self.cand.cellnames:
+                c.vars.update([(name, fresh[name]) for name in self.cand.cellnames])
         return q
 
     def _compare(self, p: Pair, eo: Any, ec: Any) -> None:

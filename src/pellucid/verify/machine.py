@@ -17,8 +17,6 @@ from __future__ import annotations
 import dis
 import sys
 import types
-from itertools import compress
-from operator import is_not
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pellucid.bytecode.instruction import Instr
@@ -63,14 +61,15 @@ class MState:
     def copy(self) -> "MState":
         s = MState.__new__(MState)
         s.pc = self.pc
-        s.stack = list(self.stack)
-        s.vars = dict(self.vars)
+        # (``copy()``: up to 3.10 ``dict(d)`` inserts item by item, five times slower)
+        s.stack = self.stack.copy()
+        s.vars = self.vars.copy()
         s.excinfo = self.excinfo
-        s.ehstack = list(self.ehstack)
+        s.ehstack = self.ehstack.copy()
         s.nalloc = self.nalloc
         s.unwinding = self.unwinding
-        s.truths = dict(self.truths)
-        s.heap = dict(self.heap)
+        s.truths = self.truths.copy()
+        s.heap = self.heap.copy()
         return s
 
     def shape(self) -> Tuple[Any, ...]:
@@ -273,14 +272,17 @@ def _is_heap_object(t: Any) -> bool:
 # remembered per term object, for one check.  Keyed by ``id``: the entry of a term without lists
 # is the term itself, that of a term with some is the 1-tuple ``(term,)``.  Each entry keeps its
 # term alive, so no other object can get that id while the entry exists: ``memo.get(id(t)) is t``
-# says "known free", any other entry "known not free".  (The first test needs no Python code per
-# term: ``not_known_free`` runs it over many terms at C speed.)
+# says "known free", any other entry "known not free".  (``not_known_free`` runs the first test
+# over many terms at once.)
 Memo = Dict[int, Any]
 
 
 def not_known_free(terms: Iterable[Any], memo: Memo) -> List[Any]:
-    """The items of ``terms`` (iterated twice) not known to hold no list, in order."""
-    return list(compress(terms, map(is_not, map(memo.get, map(id, terms)), terms)))
+    """The items of ``terms`` not known to hold no list, in order."""
+    # (a comprehension: faster than chaining ``map``s of ``id``, ``memo.get`` and ``is_not``
+    # into ``compress``, from 3.8 to 3.13)
+    get = memo.get
+    return [t for t in terms if get(id(t)) is not t]
 
 
 def heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
@@ -452,6 +454,10 @@ def escape_lists(st: MState, roots: Sequence[Any], epoch: int,
     and give them canonical names (the same in both programs, whose observations agreed)."""
     if not st.heap:
         return  # nothing known to forget
+    if memo is not None:
+        get = memo.get
+        if all(get(id(t)) is t or type(t) is not tuple or heap_free(t, memo) for t in roots):
+            return  # no list reachable (the commonest case: no walk)
     mapping: Dict[Term, Term] = {}
     for t in reachable_lists(roots, st.heap, memo):
         if t in st.heap:
@@ -476,7 +482,9 @@ def gc_lists(st: MState, memo: Optional[Memo] = None) -> None:
 def can_forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
     """Whether ``forget_lists`` would succeed, changing neither state (a join only needs the
     answer: its generalised state has no known lists whatever they were)."""
-    if not o.heap and not c.heap:
+    if o.heap == c.heap:
+        # (no walk: every list known on either side is known on both, with the same contents;
+        # one live on one side only is unreachable on the other)
         return True
     # (what is left of each heap after ``gc_lists``, without removing anything)
     live_o, seen_o, rest_o = _state_lists(o, memo)
@@ -801,6 +809,9 @@ def _effect(st: MState, ins: Instr, key: Tuple[Any, ...], npop: int, nres: int,
             push: Optional[Callable[[MState, Tuple[Term, ...]], None]] = None,
             bool_result: bool = False) -> Event:
     """An effect consuming ``npop`` stack values and pushing its ``nres`` results."""
+    if push is None and 0 <= npop < len(_PLAIN_OK):
+        # (most effects: one of the functions made once below, instead of a closure each time)
+        return Event("effect", key, ins, nres, _PLAIN_OK[npop], None, True, True, bool_result)
 
     def ok(s: MState, res: Tuple[Term, ...]) -> None:
         # (_pop and _advance inlined: this runs after most effects, on both sides)
@@ -816,6 +827,24 @@ def _effect(st: MState, ins: Instr, key: Tuple[Any, ...], npop: int, nres: int,
         s.pc += 1
 
     return Event("effect", key, ins, nres, ok, None, True, True, bool_result)
+
+
+def _plain_ok(npop: int) -> Cont:
+    """What ``_effect``'s ``ok`` does without ``push``: pop ``npop`` values, push the results."""
+
+    def ok(s: MState, res: Tuple[Term, ...]) -> None:
+        stack = s.stack
+        if npop:
+            if len(stack) < npop:
+                raise Unsupported("stack underflow")
+            del stack[-npop:]
+        stack.extend(res)
+        s.pc += 1
+
+    return ok
+
+
+_PLAIN_OK = [_plain_ok(n) for n in range(16)]
 
 
 def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
@@ -1190,8 +1219,16 @@ def _int_arg(arg: Any) -> int:
     return arg if isinstance(arg, int) else 0
 
 
-def _const(n: int) -> Callable[[Any], int]:
-    return lambda arg: n
+class _const:
+    """A count that does not depend on the argument (``n``, read by ``_SIMPLE_COUNTS``)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __call__(self, arg: Any) -> int:
+        return self.n
 
 
 # Effects that pop some values and push their results: op -> (values popped, results pushed, each
@@ -1267,6 +1304,11 @@ for _name in ("BUILD_TUPLE_UNPACK", "BUILD_LIST_UNPACK", "BUILD_SET_UNPACK", "BU
     _SIMPLE_EFFECTS[_name] = (_int_arg, _const(1),
                               lambda v, arg, key=_name.lower(): (key, tuple(v)))
 del _name
+# The ops of ``_SIMPLE_EFFECTS`` whose counts do not depend on the argument, with those counts
+# (looked up instead of two calls at each such effect: most effects are these).
+_SIMPLE_COUNTS: Dict[str, Tuple[int, int]] = {
+    op: (npop.n, nres.n) for op, (npop, nres, _) in _SIMPLE_EFFECTS.items()
+    if isinstance(npop, _const) and isinstance(nres, _const)}
 
 
 def _need(stack: List[Term], op: str, n: int) -> List[Term]:
@@ -1352,7 +1394,12 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             pairs = tuple(x for k, v in zip(vals[-1][1], vals[:-1]) for x in (k, v))
             return _effect(st, ins, ("build_map", pairs), arg + 1, 1)
     if simple is not None:
-        npop, nres, build = simple[0](arg), simple[1](arg), simple[2]
+        counts = _SIMPLE_COUNTS.get(op)
+        if counts is not None:
+            npop, nres = counts  # (the same as calling the two functions of ``simple``)
+        else:
+            npop, nres = simple[0](arg), simple[1](arg)
+        build = simple[2]
         vals = _need(stack, op, npop)
         key = build(vals, arg)
         if op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
