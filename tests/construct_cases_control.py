@@ -942,3 +942,30 @@ def f(names, obj, mro, processed, predicate):
       (["real", "real"], 2, [{"real": 7}], set(), None),
       (["imag", "y"], 3, [{}, {"y": 1}], set(), callable),
       ([], 0, [], set(), None)])
+
+# subprocess._text_encoding (3.13): the loop's re-test ``f := f.back`` leaves a pending store
+# that nothing uses; its value's id, once freed, was given to the next constant and the store
+# attached to it (``f = stacklevel = 2``, depending on the allocator: wrong code, not a fallback).
+case("while_walrus_condition_then_constant_store", r"""
+class N:
+    def __init__(self, name, back):
+        self.name, self.back = name, back
+
+def f(depth, other_at):
+    frame = None
+    for k in range(depth):
+        frame = N("b" if k == other_at else "a", frame)
+    log = []
+    if frame is not None:
+        f = frame
+        filename = f.name
+        stacklevel = 2
+        while f := f.back:
+            if f.name != filename:
+                break
+            stacklevel += 1
+        log.append(stacklevel)
+        size = 7
+        log.append(size)
+    return log
+""", [(0, -1), (1, -1), (4, -1), (4, 0), (5, 3)])

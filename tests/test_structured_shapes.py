@@ -42,6 +42,7 @@ STRUCTURED = (
     "try_return_finally_ends_with_if",  # threading.Condition.wait
     "try_return_finally_holds_try_except",
     "try_return_finally_if_then_try_except",
+    "while_walrus_condition_then_constant_store",  # subprocess._text_encoding (3.13)
 )
 
 

@@ -79,6 +79,10 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self._absorb: Dict[int, str] = {}
         self._finally_bodies: Dict[int, List[ast.stmt]] = {}
         self.pending: Dict[int, List[ast.expr]] = {}
+        #: the values ``pending`` is keyed by (their ids), kept alive for the whole decompile:
+        #: an entry that is never used (a loop's re-test drops its ``f := ...``) must not be
+        #: found again by a new node that Python gave the freed value's id (``f = x = 2``)
+        self._pending_values: List[Any] = []
         self.temp_count = 0
         self.floor = 0  # stack entries below this belong to an enclosing compound statement
         self.legacy_exceptions = PY < (3, 11)
@@ -413,6 +417,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         # pass over the dozens of values Dynamo's code keeps on the stack)
         if not isinstance(v, M.Marker) and v in stack:
             self.pending.setdefault(id(v), []).append(target)
+            self._pending_values.append(v)
             return
         targets = self.pending.pop(id(v), []) + [target]
         self.emit(out, ast.Assign(targets, self.value(v)), stack)

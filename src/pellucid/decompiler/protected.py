@@ -18,7 +18,7 @@ from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
-from pellucid.decompiler.structure import Ctx
+from pellucid.decompiler.structure import Ctx, past_lone_jumps
 
 _PY = sys.version_info[:2]
 
@@ -457,6 +457,14 @@ class ProtectedBuilder:
         after, copies = self._try_follow(exit_block, hblock)
         loop = ctx.loop
         if loop is not None and exit_block is not None and after in (loop.cont, loop.header, loop.brk):
+            # A clause that goes on around the loop (``else: continue`` of a for-else in it)
+            # met the others only there: without those exits, the body and the other clauses
+            # may meet earlier (3.13 jumps back to the code after the statement).
+            around = frozenset(b for b in (loop.cont, loop.header, loop.brk) if b is not None)
+            alt, alt_copies = self._try_follow(exit_block, hblock, around)
+            if alt is not None and alt not in around:
+                after, copies = alt, alt_copies
+        if loop is not None and exit_block is not None and after in (loop.cont, loop.header, loop.brk):
             # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
             # only around the loop; where the clauses go on is the statement's follow.
             only, only_copies = self._try_follow(None, hblock)
@@ -530,7 +538,8 @@ class ProtectedBuilder:
                          if s not in region and ctx.exc not in self.handler_chain(s)
                          and not self.inert_exit(s, ctx))
 
-    def _try_follow(self, exit_block: Optional[Block], hblock: Block) -> Tuple[Optional[Block], List[Block]]:
+    def _try_follow(self, exit_block: Optional[Block], hblock: Block,
+                    around: FrozenSet[Block] = frozenset()) -> Tuple[Optional[Block], List[Block]]:
         """Where a try/except statement continues: the meeting point of the body's normal exit
         and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
         which is why a post-dominator of the handler is no answer.  Also the blocks that are
@@ -551,6 +560,10 @@ class ProtectedBuilder:
                               or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
                 continue
             work.extend(b.succs)
+        if around:
+            exits = [x for x in exits if past_lone_jumps(x) not in around]
+            if not exits:
+                return None, []  # (every clause goes on around the loop: nothing to learn)
         if exit_block is not None and exits and all(x is exits[0] for x in exits) \
                 and exits[0] is not exit_block and _only_raises(exit_block):
             # The ``else`` clause always raises: the statement goes on where the clauses do.
