@@ -809,9 +809,11 @@ def _effect(st: MState, ins: Instr, key: Tuple[Any, ...], npop: int, nres: int,
             push: Optional[Callable[[MState, Tuple[Term, ...]], None]] = None,
             bool_result: bool = False) -> Event:
     """An effect consuming ``npop`` stack values and pushing its ``nres`` results."""
-    if push is None and 0 <= npop < len(_PLAIN_OK):
+    if push is None:
         # (most effects: one of the functions made once below, instead of a closure each time)
-        return Event("effect", key, ins, nres, _PLAIN_OK[npop], None, True, True, bool_result)
+        plain = _PLAIN_OK[npop] if 0 <= npop < len(_PLAIN_OK) else _plain_ok(npop)
+        return Event("effect", key, ins, nres, plain, None, True, True, bool_result)
+    pushed = push
 
     def ok(s: MState, res: Tuple[Term, ...]) -> None:
         # (_pop and _advance inlined: this runs after most effects, on both sides)
@@ -820,10 +822,7 @@ def _effect(st: MState, ins: Instr, key: Tuple[Any, ...], npop: int, nres: int,
             if len(stack) < npop:
                 raise Unsupported("stack underflow")
             del stack[-npop:]
-        if push is not None:
-            push(s, res)
-        else:
-            stack.extend(res)
+        pushed(s, res)
         s.pc += 1
 
     return Event("effect", key, ins, nres, ok, None, True, True, bool_result)
