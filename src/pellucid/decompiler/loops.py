@@ -41,21 +41,29 @@ def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
     return False
 
 
-def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
-    """Every path from ``block`` returns or raises without coming back to ``body``."""
+def _leaving_blocks(block: Block, body: FrozenSet[Block], limit: int = 64,
+                    handler: Any = None, same_handler: bool = False) -> Optional[Set[Block]]:
+    """The blocks reached from ``block`` when every path from it returns or raises without
+    coming back to ``body`` (``None`` otherwise, or when there are more than ``limit + 1``;
+    with ``same_handler``, also when one of them has another exception handler)."""
     seen: Set[Block] = set()
     work = [block]
     while work:
         b = work.pop()
         if b in seen:
             continue
-        if b in body or len(seen) > 64:
-            return False
+        if b in body or len(seen) > limit or (same_handler and b.handler != handler):
+            return None
         seen.add(b)
-        if not b.succs and b.last.op not in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-            return False
+        if not b.succs and b.last.op not in _ENDS:
+            return None
         work.extend(b.succs)
-    return True
+    return seen
+
+
+def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
+    """Every path from ``block`` returns or raises without coming back to ``body``."""
+    return _leaving_blocks(block, body) is not None
 
 
 def _leaving_region(block: Block, body: FrozenSet[Block], header: Block) -> bool:
@@ -72,19 +80,9 @@ def _leaving_region(block: Block, body: FrozenSet[Block], header: Block) -> bool
     """
     if not block.preds:
         return False
-    handler = block.preds[0].handler
-    region: Set[Block] = set()
-    work = [block]
-    while work:
-        b = work.pop()
-        if b in region:
-            continue
-        if b in body or len(region) >= 64 or b.handler != handler:
-            return False
-        if not b.succs and b.last.op not in _ENDS:
-            return False
-        region.add(b)
-        work.extend(b.succs)
+    region = _leaving_blocks(block, body, 63, block.preds[0].handler, same_handler=True)
+    if region is None:
+        return False
     return all((p in body and p is not header) or p in region for b in region for p in b.preds)
 
 
@@ -491,13 +489,10 @@ class LoopBuilder:
                 follow = only_inner = next(iter(inner_targets))
             else:
                 follow = self._follow(rest, normal, ctx, body, stack)
-            if inner_targets <= {follow}:
+            if inner_targets <= {follow}:  # (always so for only_inner)
                 exits = exits - inner
-            else:
-                only_inner = None
         if only_inner is not None:
             cuts: Dict[Block, int] = {}
-            follow = only_inner
         else:
             cuts = self._break_copies(body, normal, stack)
             follow = self._follow(exits - set(cuts), normal, ctx, body, stack)

@@ -456,19 +456,21 @@ class ProtectedBuilder:
             return rest_stack, rest_end
         after, copies = self._try_follow(exit_block, hblock)
         loop = ctx.loop
-        if loop is not None and exit_block is not None and after in (loop.cont, loop.header, loop.brk):
+        # (the loop's own points: when the body's normal exit goes on around the loop too)
+        targets = (loop.cont, loop.header, loop.brk) if loop is not None and exit_block is not None else ()
+        around = frozenset(b for b in targets if b is not None)
+        if after in targets:
             # A clause that goes on around the loop (``else: continue`` of a for-else in it)
             # met the others only there: without those exits, the body and the other clauses
             # may meet earlier (3.13 jumps back to the code after the statement).
-            around = frozenset(b for b in (loop.cont, loop.header, loop.brk) if b is not None)
             alt, alt_copies = self._try_follow(exit_block, hblock, around)
             if alt is not None and alt not in around:
                 after, copies = alt, alt_copies
-        if loop is not None and exit_block is not None and after in (loop.cont, loop.header, loop.brk):
+        if after in targets:
             # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
             # only around the loop; where the clauses go on is the statement's follow.
             only, only_copies = self._try_follow(None, hblock)
-            if only is not None and only not in (after, loop.cont, loop.header, loop.brk):
+            if only is not None and only not in targets:
                 after, copies = only, only_copies
         hstop = (stop | {after} if after is not None else stop) | frozenset(copies)
         if ctx.exc is not None:
