@@ -50,10 +50,6 @@ def graph_modules_in(root: Any, max_depth: int = 8) -> List[Any]:
             children += [obj.__self__, obj.__func__]
         if isinstance(obj, types.FunctionType):
             children += [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
-        if isinstance(obj, types.BuiltinMethodType) and isinstance(obj.__self__, type):
-            # torch 2.14+ closes over ``CompiledFunction.apply`` (a classmethod of the C base),
-            # not the autograd.Function class itself
-            children.append(obj.__self__)
         for attr in ("__wrapped__", "func", "compiled_fn", "_compiled_fn", "fn"):
             child = getattr(obj, attr, None) if not isinstance(obj, (type, types.ModuleType)) else None
             if child is not None:
