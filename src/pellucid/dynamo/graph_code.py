@@ -31,18 +31,25 @@ def forward_codes(module_code: types.CodeType) -> List[types.CodeType]:
 def graph_modules_in(root: Any, max_depth: int = 8) -> List[Any]:
     """Graph modules reachable from ``root`` through closures, bound methods, ``__wrapped__``,
     partials and containers (how Dynamo and AOT Autograd wrap the graphs they run)."""
-    from torch.autograd import Function
     from torch.fx import GraphModule
+
+    return reachable(root, lambda obj: isinstance(obj, GraphModule), max_depth)
+
+
+def reachable(root: Any, wanted: Callable[[Any], bool], max_depth: int = 8) -> List[Any]:
+    """Objects for which ``wanted`` is true, reachable from ``root`` the way
+    :func:`graph_modules_in` walks (not looking inside a found object)."""
+    from torch.autograd import Function
 
     found: List[Any] = []
     seen: Set[int] = set()
     frontier: List[Tuple[Any, int]] = [(root, 0)]
     while frontier:
         obj, depth = frontier.pop()
-        if id(obj) in seen or depth > max_depth:
-            continue
+        if depth > max_depth or id(obj) in seen:
+            continue  # (too deep is not "seen": a shorter path may still reach it)
         seen.add(id(obj))
-        if isinstance(obj, GraphModule):
+        if wanted(obj):
             found.append(obj)
             continue
         children: List[Any] = []
