@@ -7,11 +7,13 @@ process.  Inside ``debug()``:
   accepts run the original code, and ``debug()`` says so once per function;
 * the transformed code and resume functions already run from their dumped files (when
   ``prepare_debug`` verified them), so breakpoints there are hit;
-* graph modules run the ``forward`` of their dumped graph file (eager and aot_eager
-  backends), once verified equivalent, so a debugger steps from the transformed code into
-  the graph;
-* ``pause=True`` stops once at the ``with`` line, like ``breakpoint()``, so breakpoints can be
-  set in the dumped files before the program goes on.
+* of each graph, the stage that runs runs from its dumped file, so a debugger steps from the
+  transformed code into the graph: the Dynamo graph's ``forward`` (eager), AOT Autograd's
+  forward and backward graphs (aot_eager), once verified equivalent; Inductor's output code
+  (``call()``, forward and backward), once shown to be the module Inductor loaded
+  (:mod:`pellucid.dynamo.inductor_code`).  The other stages' files are for reading only;
+* ``pause=True`` stops once at the ``with`` line, like ``breakpoint()``, after listing the files
+  that run and those for reading only, so breakpoints can be set before the program goes on.
 
 >>> with debug(pause=False):      # doctest: +SKIP
 ...     compiled_model(x)
@@ -153,7 +155,9 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
         undo, outcomes = graph_code.install_from_files(
             modules, [s.path for s in running], lambda a, b: verify_equivalent(a, b, {}))
         self._undo += undo
-        self.session.graph_files.update(outcomes)
+        for s in running:
+            self.session.graph_files[s.path] = outcomes.get(
+                s.path, "not used: no graph module reachable from the compiled graph")
 
     def _route_full_code(self, captures: List[Any]) -> None:
         """Calls of compiled user functions go through their dumped full_code dispatcher."""

@@ -57,6 +57,8 @@ def reachable(root: Any, wanted: Callable[[Any], bool], max_depth: int = 8) -> L
             children += [obj.__self__, obj.__func__]
         if isinstance(obj, types.FunctionType):
             children += [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+        if isinstance(obj, types.BuiltinMethodType) and isinstance(getattr(obj, "__self__", None), type):
+            children.append(obj.__self__)  # (``SomeFunction.apply``, which torch 2.15's wrappers hold)
         for attr in ("__wrapped__", "func", "compiled_fn", "_compiled_fn", "fn"):
             child = getattr(obj, attr, None) if not isinstance(obj, (type, types.ModuleType)) else None
             if child is not None:
