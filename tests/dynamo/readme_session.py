@@ -238,6 +238,16 @@ def session(backend: str, python: str = sys.executable, timeout: float = 600.0) 
         return text
 
 
+def sessions(backends: Tuple[str, ...] = BACKENDS, python: str = sys.executable) -> Dict[str, str]:
+    """:func:`session` for each backend, run side by side (each is mostly waiting for its own
+    interpreter: importing torch, compiling)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(backends)) as pool:
+        futures = {b: pool.submit(session, b, python) for b in backends}
+        return {b: f.result() for b, f in futures.items()}
+
+
 # -- the README's blocks -------------------------------------------------------------------------
 def _block(name: str, body: str, lang: str = "") -> str:
     return "<!-- generated: %s (tests/dynamo/readme_session.py) -->\n```%s\n%s```\n<!-- end: %s -->" % (
@@ -253,18 +263,20 @@ def readme_blocks(readme: str) -> Dict[str, str]:
     return {m.group(1): m.group(0) for m in _BLOCK.finditer(readme)}
 
 
-def expected_block(name: str, python: str = sys.executable) -> str:
-    """What the README's block ``name`` should be (``program``, or ``session-<backend>``)."""
-    if name == "program":
-        return _block(name, PROGRAM, "python")
-    return _block(name, session(name[len("session-"):], python))
+def expected_blocks(python: str = sys.executable) -> Dict[str, str]:
+    """What the README's generated blocks should be, by name (``program``, ``session-<backend>``)."""
+    blocks = {"program": _block("program", PROGRAM, "python")}
+    for backend, text in sessions(BACKENDS, python).items():
+        blocks["session-" + backend] = _block("session-" + backend, text)
+    return blocks
 
 
 def main() -> None:
     with open(README, encoding="utf-8") as fh:
         readme = fh.read()
+    fresh = expected_blocks()
     for name, old in readme_blocks(readme).items():
-        readme = readme.replace(old, expected_block(name))
+        readme = readme.replace(old, fresh[name])
         print("refreshed", name)
     with open(README, "w", encoding="utf-8") as fh:
         fh.write(readme)

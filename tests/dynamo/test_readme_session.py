@@ -24,8 +24,14 @@ def _readme_block(name):
     return blocks[name]
 
 
-def _compare(name):
-    have, want = _readme_block(name), readme_session.expected_block(name)
+@pytest.fixture(scope="module")
+def fresh():
+    """Every generated block, from fresh runs of the sessions."""
+    return readme_session.expected_blocks()
+
+
+def _compare(fresh, name):
+    have, want = _readme_block(name), fresh[name]
     if have != want:
         diff = "".join(difflib.unified_diff(have.splitlines(True), want.splitlines(True),
                                             "README.md", "a fresh run"))
@@ -34,9 +40,11 @@ def _compare(name):
 
 
 def test_readme_program_is_the_one_the_sessions_run():
-    _compare("program")
+    have = _readme_block("program")
+    assert have == readme_session._block("program", readme_session.PROGRAM, "python"), \
+        "README.md's program is not the one the sessions run; refresh it with `%s`" % REFRESH
 
 
 @pytest.mark.parametrize("backend", readme_session.BACKENDS)
-def test_readme_pdb_session(backend):
-    _compare("session-" + backend)
+def test_readme_pdb_session(fresh, backend):
+    _compare(fresh, "session-" + backend)
