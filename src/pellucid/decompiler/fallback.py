@@ -816,7 +816,12 @@ class Fallback:
 
     def op_CALL_EX(self, ins: Instr, arg: Any) -> None:
         has_kw, null_slot = arg
-        kw = self.pop() if has_kw else None
+        kw = None
+        if has_kw:
+            if self.stack and self.stack[-1][0] == "null":
+                self.stack.pop()  # (3.14+: NULL in the kwargs slot is no kwargs)
+            else:
+                kw = self.pop()
         args = self.pop()
         func, self_arg = self._callable(null_slot)
         if func[0] != V:
