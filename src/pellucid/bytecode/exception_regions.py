@@ -6,11 +6,11 @@ simulated over the control-flow graph once, giving the same answer the 3.11 tabl
 raw offset, the handler's offset, the stack depth below the exception values, and ``lasti``.
 """
 import dis
-import sys
 import types
 from typing import Dict, List, Tuple
 
-PY = sys.version_info[:2]
+from pellucid.bytecode.features import EXCEPTION_TABLE
+
 HandlerInfo = Tuple[int, int, bool]  # (target offset, depth, lasti)
 
 _SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
@@ -27,7 +27,7 @@ def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction]) -> Dict
     >>> len(handlers_by_offset(f.__code__, list(dis.get_instructions(f)))) > 0
     True
     """
-    if PY >= (3, 11):
+    if EXCEPTION_TABLE:
         return _from_table(code, raw)
     return _from_block_stack(raw)
 

@@ -18,10 +18,10 @@ through the stack machine::
 Anything else raises :class:`StructureError`.
 """
 import ast
-import sys
 from typing import Any, FrozenSet, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.features import EXCEPT_STAR
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.protected import partial_block
@@ -34,7 +34,7 @@ class ExceptStarBuilder:
     """Mixin (before ProtectedBuilder in the MRO): ``try``/``except*``."""
 
     def _is_except_star_handler(self, hblock: Block) -> bool:
-        return sys.version_info >= (3, 11) and self._star_prologue(hblock) is not None
+        return EXCEPT_STAR and self._star_prologue(hblock) is not None
 
     def _star_prologue(self, hblock: Block) -> Optional[int]:
         """Length of the handler prologue (3.11: COPY 1; BUILD_LIST; SWAP 2, 3.12+: BUILD_LIST;

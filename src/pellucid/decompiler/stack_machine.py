@@ -7,17 +7,17 @@ clause's ``as`` binding, a loop target) are emitted as assignments from those ma
 """
 import ast
 import copy
-import sys
 import types
 from typing import Any, Callable, Dict, List, Optional
 
+from pellucid.bytecode.features import (ASSERT_LOADS_GLOBAL_ASSERTION_ERROR,
+                                        OVERWRITTEN_STORES_POPPED)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, position_at, position_units
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.tree_nodes import all_nodes
 
-PY = sys.version_info[:2]
 
 BINOPS = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "@": ast.MatMult, "/": ast.Div, "//": ast.FloorDiv,
@@ -295,7 +295,7 @@ class StackMachine:
     op_LOAD_NAME = op_LOAD_DEREF = op_LOAD_CLASSDEREF = op_LOAD_FAST
 
     def op_LOAD_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        if arg == "AssertionError" and arg in self.local_names and PY < (3, 9):
+        if arg == "AssertionError" and arg in self.local_names and ASSERT_LOADS_GLOBAL_ASSERTION_ERROR:
             # 3.8's ``assert`` loads the global AssertionError even where a local of that name
             # exists; only an ``assert`` statement says that (``global`` would clash with it)
             self.op_LOAD_ASSERTION_ERROR(None, stack, out, ins)
@@ -345,7 +345,7 @@ class StackMachine:
     # stack shuffles -----------------------------------------------------------------------------
     def op_POP_TOP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
-        if PY >= (3, 13) and isinstance(v, M.UnpackItem):
+        if OVERWRITTEN_STORES_POPPED and isinstance(v, M.UnpackItem):
             name = self._overwritten_store(ins)
             if name is not None:
                 self.store(ast.Name(name, ast.Store()), v, stack, out)  # type: ignore[attr-defined]

@@ -15,18 +15,17 @@ Anything this module does not model stops the check (:class:`Unsupported`), beca
 from __future__ import annotations
 
 import dis
-import sys
 import types
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, MAKE_FUNCTION_POPS_QUALNAME,
+                                        MATCH_PUSHES_SUCCESS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value, is_bool,
                                    is_singleton, maybe_unbound)
 
-PY = sys.version_info[:2]
-_PY310 = PY == (3, 10)
-NEW_EXC = PY >= (3, 11)  # 3.11+: one exception value and PUSH_EXC_INFO; before: six values
+NEW_EXC = EXCEPTION_IS_ONE_VALUE  # one exception value and PUSH_EXC_INFO; before: six values
 
 EXCINFO_ARG: Term = ("arg", "<caller exc_info>")
 CONST_PREFIX = "__pellucid_const_"
@@ -1171,7 +1170,7 @@ def _foldable(pair: Sequence[Term]) -> bool:
 
 def _make_function(st: MState, ins: Instr, epoch: int) -> Optional[Event]:
     flags = ins.arg or 0
-    if PY < (3, 11):
+    if MAKE_FUNCTION_POPS_QUALNAME:
         qual, code = _pop(st, 2)[::-1]
     else:
         code = _pop(st, 1)[0]
@@ -1373,7 +1372,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
     simple = _SIMPLE_EFFECTS.get(op)
-    if _PY310:
+    if MATCH_PUSHES_SUCCESS:
         # 3.10's match instructions also push a success flag.
         def with_flag(s: MState, res: Tuple[Term, ...]) -> None:
             s.stack.append(res[0])
