@@ -10,12 +10,12 @@ import types
 from typing import Dict, List, Tuple
 
 from pellucid.bytecode.features import EXCEPTION_TABLE
+from pellucid.bytecode.opcode_tables import RAW_NO_FALLTHROUGH
 
 HandlerInfo = Tuple[int, int, bool]  # (target offset, depth, lasti)
 
 _SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
-_NO_FALLTHROUGH = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_ABSOLUTE", "JUMP_FORWARD",
-                   "RETURN_CONST", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
+_NO_FALLTHROUGH = RAW_NO_FALLTHROUGH
 
 
 def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:

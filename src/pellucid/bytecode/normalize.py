@@ -29,6 +29,7 @@ from pellucid.bytecode.features import (
 )
 from pellucid.bytecode.exception_regions import HandlerInfo, handlers_by_offset
 from pellucid.bytecode.instruction import Handler, Instr
+from pellucid.bytecode.neutral_ops import JUMPS, NO_FALLTHROUGH
 from pellucid.bytecode.raw_reader import READER as _READER
 
 
@@ -526,6 +527,5 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
     return ins
 
 
-_CANNOT_RAISE_JUMPS = frozenset({"JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
-                                 "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
-_NO_FALLTHROUGH_OPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
+_CANNOT_RAISE_JUMPS = JUMPS
+_NO_FALLTHROUGH_OPS = NO_FALLTHROUGH

@@ -3,6 +3,7 @@
 Adding a Python version (3.14: ``LOAD_SMALL_INT``, ``LOAD_FAST_BORROW``, ``NOT_TAKEN``, ``POP_ITER``...)
 should mostly mean adding rows here and in :data:`pellucid.bytecode.normalize.RENAMES`.
 """
+from pellucid.bytecode.neutral_ops import TERMINAL
 
 # ≤3.10 spelled each binary operator as its own opcode; 3.11+ uses BINARY_OP with an argrepr.
 BINARY_OPCODES = {
@@ -91,3 +92,8 @@ SAME = frozenset({
     "CLEANUP_THROW", "ASYNC_GEN_WRAP", "SET_FUNCTION_ATTRIBUTE", "RETURN_GENERATOR", "GEN_START",
     "SEND", "END_FOR",
 })
+
+# Raw opcodes after which control never reaches the next instruction: those that become a neutral
+# unconditional jump, return or raise.
+RAW_NO_FALLTHROUGH = frozenset(
+    [raw for raw, neutral in JUMP_RENAMES.items() if neutral == "JUMP"] + ["RETURN_CONST"]) | TERMINAL

@@ -11,10 +11,9 @@ import types
 from typing import Dict, List, Tuple
 
 from pellucid.bytecode.features import EXCEPTION_TABLE
+from pellucid.bytecode.opcode_tables import RAW_NO_FALLTHROUGH
 
-_NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE",
-                             "JUMP_ABSOLUTE", "JUMP_FORWARD", "JUMP_BACKWARD",
-                             "JUMP_BACKWARD_NO_INTERRUPT", "JUMP"})
+_NO_FALLTHROUGH = RAW_NO_FALLTHROUGH
 
 
 # (dis's lists as one set: tested for every instruction)

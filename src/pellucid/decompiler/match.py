@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from pellucid.bytecode.cfg import Block
 from pellucid.bytecode.features import MATCH_PUSHES_SUCCESS, MATCH_STATEMENT
 from pellucid.bytecode.instruction import POP_JUMPS
+from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.structure import negate
 
@@ -616,7 +617,7 @@ class MatchBuilder:
             if x.op != y.op or x.arg != y.arg or type(x.arg) is not type(y.arg) \
                     or x.handler != y.handler:
                 return False
-            if x.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            if x.op in TERMINAL:
                 return True
             if x.target is not None or x.op == "FOR_ITER":
                 if ia != len(ba.instrs) - 1 or ib != len(bb.instrs) - 1 or ba.jump is not bb.jump:

@@ -15,6 +15,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.features import EXCEPTION_TABLE
 from pellucid.bytecode.instruction import POP_JUMPS
+from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
@@ -339,7 +340,7 @@ class ProtectedBuilder:
             elif ins.op == "JUMP":
                 block, k = block.jump, 0
                 continue
-            elif ins.op in ("RERAISE", "RETURN_VALUE", "RAISE_VARARGS"):
+            elif ins.op in TERMINAL:
                 return None
             else:
                 try:
