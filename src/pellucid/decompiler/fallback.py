@@ -63,6 +63,17 @@ CO_OPTIMIZED = 0x1
 # Instructions that never raise: they give a block's handler no way in.
 _CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST"})
 
+# The neutral ops (pellucid.bytecode.neutral_ops) the fallback has no ``op_`` method for, so it
+# refuses them (FallbackError): every other op of the table has one (tests/test_neutral_ops.py).
+REFUSED = frozenset({
+    "CHECK_EG_MATCH", "PREP_RERAISE_STAR", "CLEANUP_THROW", "END_SEND", "MATCH_CLASS",
+    "TYPEVAR", "PARAMSPEC", "TYPEVARTUPLE", "TYPEVAR_WITH_BOUND", "TYPEVAR_WITH_CONSTRAINTS",
+    "SET_TYPEPARAM_DEFAULT", "SET_FUNCTION_TYPE_PARAMS", "SUBSCRIPT_GENERIC", "TYPE_ALIAS",
+    # (no fixed stack effect)
+    "SEND", "END_FOR", "RETURN_GENERATOR", "BEGIN_FINALLY", "CALL_FINALLY", "POP_FINALLY",
+    "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH",
+})
+
 # Slot kinds that hold a value in ``__pellucid_s<depth>``; everything else is static.
 V = "v"
 VAR_KINDS = (V, "saved_local", "await", "yf", "anext")  # kinds whose value lives in the slot variable

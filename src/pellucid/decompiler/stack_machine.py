@@ -192,6 +192,33 @@ _expr = ast.expr
 
 
 
+# The neutral ops (pellucid.bytecode.neutral_ops) that have no ``op_`` method in the structured
+# decompiler: where it reads each one instead, or why it refuses it (``step`` raises
+# StructureError, and the fallback takes the code object).  Every other op of the table has one
+# (tests/test_neutral_ops.py).
+_BLOCK_END = "structure: the last instruction of a block (run_block, build_if, loops)"
+_CASE = "match: decoded with the case's pattern (MatchBuilder._decode)"
+_UNFIXED = "refused: no fixed stack effect (a layout normalize did not recognise)"
+NOT_STEPPED: Dict[str, str] = {
+    "JUMP": _BLOCK_END, "POP_JUMP_IF_FALSE": _BLOCK_END, "POP_JUMP_IF_TRUE": _BLOCK_END,
+    "POP_JUMP_IF_NONE": _BLOCK_END, "POP_JUMP_IF_NOT_NONE": _BLOCK_END,
+    "JUMP_IF_FALSE_OR_POP": _BLOCK_END, "JUMP_IF_TRUE_OR_POP": _BLOCK_END,
+    "FOR_ITER": "loops: a for loop's header",
+    "MATCH_CLASS": _CASE, "MATCH_KEYS": _CASE, "MATCH_MAPPING": _CASE, "MATCH_SEQUENCE": _CASE,
+    "GET_LEN": _CASE, "COPY_DICT_WITHOUT_KEYS": _CASE,
+    "WITH_EXCEPT_START": "protected: the exit of a with statement",
+    "STOPITERATION_ERROR": "protected: a generator's StopIteration handler",
+    "CLEANUP_THROW": "protected: a yield from's throw() handler",
+    "CHECK_EG_MATCH": "except_star: a clause of try/except*",
+    "PREP_RERAISE_STAR": "except_star: the end of try/except*",
+    "END_SEND": "refused: normalize folds it into YIELD_FROM",
+    "NOP": "refused: normalize drops it",
+    "SEND": _UNFIXED, "END_FOR": _UNFIXED, "RETURN_GENERATOR": _UNFIXED,
+    "BEGIN_FINALLY": _UNFIXED, "CALL_FINALLY": _UNFIXED, "POP_FINALLY": _UNFIXED,
+    "END_FINALLY": _UNFIXED, "WITH_CLEANUP_START": _UNFIXED, "WITH_CLEANUP_FINISH": _UNFIXED,
+}
+
+
 class StackMachine:
     """Mixin: executes one neutral instruction against a symbolic stack.
 

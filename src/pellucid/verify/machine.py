@@ -941,7 +941,17 @@ _STEP_OPS = frozenset({
     "ASYNC_GEN_WRAP", "UNPACK_SEQUENCE", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME",
     "LOAD_ATTR", "CHECK_EXC_MATCH", "EXC_MATCH2", "LOAD_GLOBAL", "PUSH_EXC_INFO", "POP_EXCEPT",
     "RERAISE", "RAISE_VARARGS", *_NEUTRAL_JUMPS, "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-    "RETURN_VALUE", "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP", "END_SEND"})
+    "RETURN_VALUE", "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP"})
+
+
+# The neutral ops (pellucid.bytecode.neutral_ops) the checker does not model, so that
+# ``_effect_op`` stops at them (Unsupported): those with no fixed stack effect, and END_SEND,
+# which normalize never leaves in.  It models every other op of the table, each with the
+# table's stack effect (tests/test_neutral_ops.py).
+UNMODELLED = frozenset({
+    "SEND", "END_FOR", "RETURN_GENERATOR", "BEGIN_FINALLY", "CALL_FINALLY", "POP_FINALLY",
+    "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH", "UNSUPPORTED", "END_SEND",
+})
 
 
 def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
@@ -1149,7 +1159,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "COMPARE" and arg in _FOLD_COMPARE and _foldable(stack[-2:]):
         b, a = stack.pop(), stack.pop()
         stack.append(("const", "bool", bool(_FOLD_COMPARE[arg](const_value(a)[1], const_value(b)[1]))))
-    elif op in ("NOP", "END_SEND"):
+    elif op == "NOP":
         pass
     else:
         ev = _list_step(side, st, ins, epoch)
