@@ -1,7 +1,11 @@
 """Per-version opcode facts as plain tables: operator symbols, renames, intrinsics.
 
 Adding a Python version (3.14: ``LOAD_SMALL_INT``, ``LOAD_FAST_BORROW``, ``NOT_TAKEN``, ``POP_ITER``...)
-should mostly mean adding rows here and in :data:`pellucid.bytecode.normalize.RENAMES`.
+should mostly mean: rows here for raw opcodes that map onto neutral ones; a named fact in
+:mod:`pellucid.bytecode.features` (with its releases in ``tests/test_features.py``) for each
+thing that differs, asked by ``normalize``'s passes; and, only for a truly new neutral opcode, a
+row in :data:`pellucid.bytecode.neutral_ops.NEUTRAL_OPS`, which ``tests/test_neutral_ops.py``
+then makes every consumer handle or refuse.
 """
 from pellucid.bytecode.neutral_ops import TERMINAL
 
