@@ -654,14 +654,16 @@ class _Function:
             k = 0
             while k < len(body):
                 run = self._run_at(body, k)
-                call = self._call_of(body, k, run) if len(run) >= 2 else None
-                if call is None:
+                found = self._call_of(body, k, run) if len(run) >= 2 else None
+                if found is None:
                     k += max(1, len(run))
                     continue
+                call, at = found
                 name = self._new_args_name()
                 values = ast.Tuple([s.value for s in run], ast.Load())  # type: ignore[attr-defined]
                 body[k:k + len(run)] = [_assign(name, values, run[0])]
-                call.args = [ast.Starred(ast.Name(name, ast.Load()), ast.Load())]
+                call.args = call.args[:at] + [ast.Starred(ast.Name(name, ast.Load()), ast.Load())] \
+                    + call.args[at + len(run):]
                 self._changed(body, *run)
                 changed = True
                 k += 1
@@ -685,26 +687,32 @@ class _Function:
             k += 1
         return run
 
-    def _call_of(self, body: List[ast.stmt], k: int, run: List[ast.stmt]) -> Optional[ast.Call]:
-        """The call whose arguments are exactly the temporaries ``run`` assigns, in order, in a
-        statement after them in ``body``; None if there is none."""
+    def _call_of(self, body: List[ast.stmt], k: int, run: List[ast.stmt]
+                 ) -> Optional[Tuple[ast.Call, int]]:
+        """The call whose positional arguments hold the temporaries ``run`` assigns, in order
+        and next to each other (other arguments may come before and after them), in a statement
+        after them in ``body``, with where the first one is; None if there is none."""
         names = [s.targets[0].id for s in run]  # type: ignore[attr-defined]
         first, path = self.loads[names[0]][0]
         site = self.defs[names[0]][0]
         if self._last_use(site, k, self.loads[names[0]]) is None:
             return None
         j = self._position(body, path[len(site.path)][1])
-        call = None
         for n in all_nodes(body[j]):
-            if type(n) is ast.Call and n.args and n.args[0] is first:
-                call = n
-                break
-        if call is None or call.keywords or len(call.args) != len(names):
-            return None
-        for arg, name in zip(call.args, names):
-            if self.loads[name][0][0] is not arg:
-                return None
-        return call
+            if type(n) is ast.Call:
+                for at, arg in enumerate(n.args):
+                    if arg is first:
+                        break
+                else:
+                    continue
+                if at + len(names) > len(n.args) or any(
+                        isinstance(a, ast.Starred) for a in n.args):
+                    return None
+                for arg, name in zip(n.args[at:], names):
+                    if self.loads[name][0][0] is not arg:
+                        return None
+                return n, at
+        return None
 
     def _new_args_name(self) -> str:
         if self.taken is None:
