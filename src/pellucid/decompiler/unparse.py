@@ -162,30 +162,19 @@ def _check_and_locate(tree: ast.AST, locate_all: bool = True) -> None:
 
 
 def _unparser_38() -> type:
-    """astunparse's writer, with subscripts of tuples holding slices written as 3.8 parses them.
+    """astunparse's writer, with expressions parenthesised only where the grammar needs it and
+    docstrings written as such (:mod:`pellucid.decompiler.unparse38`).
 
-    The stack machine builds 3.9-shaped subscripts (``slice`` is the key expression itself).
-    astunparse parenthesises a tuple key, and ``a[(1:2, 3)]`` is a syntax error: slices are
-    only legal bare between the brackets (``a[1:2, 3]``, or ``a[1:2,]`` for one element).
+    The stack machine builds 3.9-shaped subscripts (``slice`` is the key expression itself):
+    tuples holding slices are written bare between the brackets (``a[1:2, 3]``), the only form
+    3.8 parses.
     """
     import astunparse  # type: ignore[import-not-found]
 
-    class Unparser38(astunparse.Unparser):  # type: ignore[misc]
-        def _Subscript(self, t: ast.Subscript) -> None:
-            key = t.slice
-            if not (isinstance(key, ast.Tuple) and key.elts
-                    and any(isinstance(e, ast.Slice) for e in key.elts)):
-                super()._Subscript(t)
-                return
-            self.dispatch(t.value)
-            self.write("[")
-            for i, elt in enumerate(key.elts):
-                if i:
-                    self.write(", ")
-                self.dispatch(elt)
-            if len(key.elts) == 1:
-                self.write(",")
-            self.write("]")
+    from pellucid.decompiler.unparse38 import build
+
+    class Unparser38(build(astunparse.Unparser)):  # type: ignore[misc]
+        pass
 
     return Unparser38
 
