@@ -1,8 +1,8 @@
-"""The source writer: parentheses only where the grammar needs them, docstrings as docstrings
--- and the text always parses back to the same tree.
+"""The source writer: parentheses only where the grammar needs them, docstrings as docstrings,
+long statements one item per line -- and the text always parses back to the same tree.
 
 On 3.8 the writer is :mod:`pellucid.decompiler.unparse38` (astunparse's statements, pellucid's
-expressions); on 3.9+ it is ``ast``'s own.  Either way a
+expressions); on 3.9+ it is ``ast``'s own, with long calls and displays wrapped.  Either way a
 wrong parenthesis changes the tree, so every case, and every module of a slice of the standard
 library, is written and parsed again and compared with the tree it came from.
 """
@@ -13,7 +13,7 @@ import sysconfig
 
 import pytest
 
-from pellucid.decompiler.unparse import unparse
+from pellucid.decompiler.unparse import LONG_LINE, unparse
 from pellucid.decompiler.unparse38 import docstring_literal
 
 
@@ -111,6 +111,35 @@ def test_38_writes_docstrings_as_docstrings():
     text = _same_tree(source)
     assert '    """Line one.' in text.splitlines()
     assert "\\n" not in text
+
+
+def test_long_statement_one_item_per_line():
+    args = ", ".join("argument_%d" % i for i in range(12))
+    source = "result = some_function(%s, key=value)" % args
+    text = _same_tree(source)
+    if sys.version_info >= (3, 9):
+        lines = text.splitlines()
+        assert lines[0] == "result = some_function("
+        assert lines[1] == "    argument_0,"
+        assert lines[-2] == "    key=value,"
+        assert lines[-1] == ")"
+        assert all(len(line) <= LONG_LINE for line in lines)
+    short = "result = f(a, b)"
+    assert _same_tree(short) == short
+
+
+@pytest.mark.parametrize("shape", [
+    "return ({})",
+    "x = [{}]",
+    "g({})",
+    "x = ({},)",
+    "x = f(*a, {}, **k)",
+])
+def test_wrapped_statements_parse_back(shape):
+    items = ", ".join("element_number_%d" % i for i in range(10))
+    text = _same_tree(("def h():\n    " if shape.startswith("return") else "")
+                      + shape.format(items))
+    assert len(text.splitlines()) > 2 or sys.version_info < (3, 9)
 
 
 _STDLIB = sysconfig.get_paths()["stdlib"]

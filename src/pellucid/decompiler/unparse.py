@@ -69,7 +69,77 @@ def _dispatching_unparser() -> Any:
                 self._pellucid_visitors[cls] = visitor
             visitor(self, node)
 
+        # A statement longer than LONG_LINE whose value is a call or a display of several items
+        # is written again with one item per line.
+        def visit_Assign(self, node: Any) -> None:
+            self._wrapped(node, base.visit_Assign)
+
+        def visit_Expr(self, node: Any) -> None:
+            self._wrapped(node, base.visit_Expr)
+
+        def visit_Return(self, node: Any) -> None:
+            self._wrapped(node, base.visit_Return)
+
+        def _wrapped(self, node: Any, visit: Any) -> None:
+            start = len(self._source)
+            visit(self, node)
+            value = node.value
+            if sum(len(piece) for piece in self._source[start:]) <= LONG_LINE \
+                    or len(_items(value)) < 2:
+                return
+            del self._source[start:]
+            value._pellucid_wrap = True
+            try:
+                visit(self, node)
+            finally:
+                del value._pellucid_wrap
+
+        def visit_Call(self, node: Any) -> None:
+            if not getattr(node, "_pellucid_wrap", False):
+                base.visit_Call(self, node)
+                return
+            self.set_precedence(_precedence("ATOM"), node.func)
+            self.traverse(node.func)
+            self._one_per_line("(", node.args + node.keywords, ")")
+
+        def visit_Tuple(self, node: Any) -> None:
+            if not getattr(node, "_pellucid_wrap", False):
+                base.visit_Tuple(self, node)
+                return
+            self._one_per_line("(", node.elts, ")")
+
+        def visit_List(self, node: Any) -> None:
+            if not getattr(node, "_pellucid_wrap", False):
+                base.visit_List(self, node)
+                return
+            self._one_per_line("[", node.elts, "]")
+
+        def _one_per_line(self, opening: str, items: List[Any], closing: str) -> None:
+            self.write(opening)
+            self._indent += 1
+            for item in items:
+                self.fill()
+                self.traverse(item)
+                self.write(",")
+            self._indent -= 1
+            self.fill(closing)
+
     return Dispatching
+
+
+LONG_LINE = 100  # characters of a statement past which its items go one per line
+
+
+def _items(value: Any) -> List[Any]:
+    if isinstance(value, ast.Call):
+        return list(value.args) + list(value.keywords)
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return list(value.elts)
+    return []
+
+
+def _precedence(name: str) -> Any:
+    return getattr(getattr(ast, "_Precedence"), name)
 
 
 _Dispatching = _dispatching_unparser()
