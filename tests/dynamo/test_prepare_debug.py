@@ -30,26 +30,46 @@ def _same(a, b):
     return a == b
 
 
-def _run(program, backend):
+def _run(program, backend, first_pass=None, second_pass=None):
+    """Compile and call a program in fresh Dynamo state (inside ``first_pass``, when given);
+    a second pass of the same calls inside ``second_pass`` when given (the program's state
+    goes on from the first).  Returns fn, outputs, calls, second outputs, what the contexts gave."""
+    import contextlib
+
     torch._dynamo.reset()
     torch.manual_seed(0)
     fn, calls = program()
     compiled = torch.compile(fn, backend=backend)
-    return fn, [compiled(*args) for args in calls], calls
+    with (first_pass or contextlib.nullcontext)() as first:
+        outs = [compiled(*args) for args in calls]
+    again = second = None
+    if second_pass is not None:
+        with second_pass() as second:
+            again = [compiled(*args) for args in calls]
+    return fn, outs, calls, again, (first, second)
 
 
 def _check_dump(tmp_path, program, backend, expect_functions):
-    _, plain, _ = _run(program, backend)
+    """Plain run and run inside prepare_debug agree; so do their second passes, the plain
+    compiled program's and one inside ``debug()``: debug() runs what the program runs."""
+    import contextlib
+
+    _, plain, _, plain2, _ = _run(program, backend, None, contextlib.nullcontext)
     dump = str(tmp_path / "dump")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with pellucid.prepare_debug(dump) as capture:
-            fn, outs, calls = _run(program, backend)
+        fn, outs, calls, debugged, (capture, session) = _run(
+            program, backend, lambda: pellucid.prepare_debug(dump), lambda: pellucid.debug(pause=False))
     ours = [w for w in caught if issubclass(w.category, PellucidWarning)]
     assert not ours, [str(w.message) for w in ours]
     assert len(outs) == len(plain)
     for a, b in zip(plain, outs):
         assert _same(a, b)
+    for a, b in zip(plain2, debugged):
+        assert _same(a, b)
+    assert not session.disagreements and not session.misses
+    assert session.full_code_files and set(session.full_code_files.values()) == {"runs"}, \
+        session.full_code_files
     files = sorted(os.listdir(dump))
     for name in files:
         if name.endswith(".py"):

@@ -173,8 +173,8 @@ class Capturer:
         """Remember which frame calls each resume function of ``t`` (the ``__resume_at_*``
         globals Dynamo installed for it), so the resume function is named and filed with it."""
         for name in t.resumes:
-            code = getattr((fn_globals or {}).get(name), "__code__", None)
-            if isinstance(code, types.CodeType) and id(code) not in self._resume_parents:
+            code = resume_code((fn_globals or {}).get(name))
+            if code is not None and id(code) not in self._resume_parents:
                 m = _RESUME_OFFSET.match(name)
                 self._resume_parents[id(code)] = (code, frame, int(m.group(1)) if m else None)
 
@@ -266,7 +266,7 @@ class Capturer:
             g = self.globals_of.get(id(frame.code), {})
             for t in frame.transforms:
                 for name in t.resumes:
-                    target = getattr(g.get(name), "__code__", None)
+                    target = resume_code(g.get(name))
                     child = by_code.get(id(target)) if target is not None else None
                     if child is not None and child.code is target and child.parent is None \
                             and child is not frame:
@@ -293,6 +293,25 @@ class Capturer:
                     if stage not in seen:
                         graph.stages.append(GraphStage(stage, text))
                         seen.add(stage)
+
+
+def resume_code(installed: Any) -> Optional[types.CodeType]:
+    """The resume function's code behind a ``__resume_at_*`` global: the function itself, or
+    (a resume function with free variables) the factory Dynamo installs, which makes the
+    function from a code object it closes over."""
+    code = getattr(installed, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return None
+    if is_resume_name(code.co_name):
+        return code
+    for cell in getattr(installed, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, types.CodeType):
+            return value
+    return code
 
 
 def _root_of(frame: CompiledFrame) -> CompiledFrame:
