@@ -157,11 +157,12 @@ def code_lines(path: str) -> Set[int]:
 
 
 def table_lines(code: types.CodeType) -> Set[int]:
-    """Every line the line table of ``code`` (not nested code) names."""
+    """Every line the line table of ``code`` (not nested code) names (0, which CPython gives a
+    module's first instruction, is no line)."""
     if hasattr(code, "co_lines"):
-        return {line for _, _, line in code.co_lines() if line is not None}
+        return {line for _, _, line in code.co_lines() if line}
     import dis
-    return {line for _, line in dis.findlinestarts(code)}
+    return {line for _, line in dis.findlinestarts(code) if line}
 
 
 def check_line_tables(lines_run: Dict[types.CodeType, Set[int]]) -> None:
@@ -176,6 +177,33 @@ def check_line_tables(lines_run: Dict[types.CodeType, Set[int]]) -> None:
         if wrong:
             bad.append("%s (%s): lines %s" % (code.co_name, os.path.basename(code.co_filename), wrong))
     assert not bad, bad
+
+
+def _nested(code: types.CodeType):
+    yield code
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _nested(c)
+
+
+def check_dumped_code(capture: Any) -> None:
+    """Statically, for the code ``debug()`` runs from a dump: the code pellucid handed Dynamo
+    (transformed code and resume functions) and every code object of each ``full_code`` file
+    (module code, guards, dispatchers) names only code lines in its line table."""
+    codes: Dict[types.CodeType, Set[int]] = {}
+    for frame in capture.frames.values():
+        for t in frame.transforms:
+            if t.replacement is not None:
+                for c in _nested(t.replacement):
+                    codes[c] = set()
+    for root in capture.roots():
+        if root.full_code_path:
+            with open(root.full_code_path, encoding="utf-8") as fh:
+                module = compile(fh.read(), root.full_code_path, "exec", dont_inherit=True)
+            for c in _nested(module):
+                codes[c] = set()
+    assert codes
+    check_line_tables(codes)
 
 
 def dispatcher_calls(capture: Any) -> Dict[str, int]:
@@ -216,6 +244,7 @@ def check(build: Callable[[], Any], backend: str, dump: str, grad: bool = True,
     assert not routed, session.full_code_files
     calls = dispatcher_calls(got.capture)
     assert calls and all(calls.values()), calls
+    check_dumped_code(got.capture)
     if record_lines:
         assert got.lines_run, "no code of a dumped file ran under debug()"
         check_line_tables(got.lines_run)

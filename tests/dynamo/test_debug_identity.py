@@ -265,3 +265,23 @@ def test_names_are_stable_across_runs_and_qualified_only_when_needed(tmp_path):
     assert "forward.resume_at_8" in labels and labels["forward.resume_at_8"][1] == "full_code_for_forward.py"
     assert "__transformed_code_0_for_other_module_for_names_Net_forward.py" in files
     assert not [n for n in files if re.search(r"\.\d+\.py$", n)], files  # no counters
+
+
+def test_a_second_capture_in_one_process_names_the_same_frames_alike(tmp_path):
+    """After ``torch._dynamo.reset()`` Dynamo makes new resume code objects; captured again into
+    the same directory, every frame gets the name it had (its files are replaced, not added)."""
+    dump = str(tmp_path / "dump")
+    seen = []
+    for _ in range(2):
+        torch._dynamo.reset()
+        fn, calls = PROGRAMS["two_forwards_same_name"]()
+        compiled = torch.compile(fn, backend="eager")
+        with pellucid.prepare_debug(dump) as capture:
+            for args in calls:
+                compiled(*args)
+        # (graph files keep Dynamo's own names, __compiled_fn_<n>, the names the transformed code
+        # calls them by: Dynamo's counter goes on within a process)
+        files = sorted(n for n in os.listdir(dump) if not n.startswith("__compiled_fn_"))
+        seen.append((sorted((f.label, f.ident) for f in capture.frames.values()), files))
+    assert seen[0] == seen[1]
+    assert len(seen[0][0]) == 7, seen[0][0]  # f, A.forward, B.forward and four resume functions

@@ -203,6 +203,14 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
                         or id(frame.code) in chosen or not _live_entries(frame.code):
                     continue
                 chosen[id(frame.code)] = frame
+                if not all(callable(getattr(getattr(e, "guard_manager", None), "check", None))
+                           for e in _live_entries(frame.code)):
+                    # the dispatcher asks each entry's guard manager: without it, no routing
+                    self.session.full_code_files[path] = \
+                        "not used: this PyTorch's cache entries have no guard_manager.check"
+                    warn("debug(): this PyTorch's cache entries have no guard_manager.check, so "
+                         "%s runs Dynamo's lookup, not its full_code file" % frame.label)
+                    continue
                 try:
                     module = loaded.get(path) or full_code_dispatch.load_full_code(path)
                 except Exception as exc:

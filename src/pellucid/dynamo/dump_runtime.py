@@ -126,10 +126,16 @@ class LookupData(object):
         self.calls = 0  # dispatcher calls (lookups made), for tests and reports
 
 
-def _live_entries(code: types.CodeType) -> List[Any]:
-    from pellucid.dynamo.torch_features import find
+_ENTRY_LIST: List[Any] = []  # [torch's _debug_get_cache_entry_list], found once
 
-    entries = find("torch._dynamo.eval_frame._debug_get_cache_entry_list")
+
+def _live_entries(code: types.CodeType) -> List[Any]:
+    """Dynamo's cache entries of ``code``, in the order Dynamo tries them."""
+    if not _ENTRY_LIST:
+        from pellucid.dynamo.torch_features import find
+
+        _ENTRY_LIST.append(find("torch._dynamo.eval_frame._debug_get_cache_entry_list"))
+    entries = _ENTRY_LIST[0]
     return list(entries(code)) if entries is not None else []
 
 

@@ -12,7 +12,8 @@ still apply.  The shortest form that no other code object of the dump directory 
 
 1. the qualified name without ``<locals>`` (``A.forward``; a closure ``make.f``);
 2. module-qualified (``models.A.forward``) when another module has a code object of that name;
-3. with the first line (``models.f@12``) for two definitions of one name in one module;
+3. with the first line (``models.f@12``) for two definitions of one name in one module (for a
+   resume function, the bytecode offset it resumes at: two breaks on one line);
 4. with a digest of the bytecode (two lambdas on one line);
 5. with an ordinal, only for code objects that are identical in every respect above.
 
