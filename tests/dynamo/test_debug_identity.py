@@ -285,3 +285,30 @@ def test_a_second_capture_in_one_process_names_the_same_frames_alike(tmp_path):
         seen.append((sorted((f.label, f.ident) for f in capture.frames.values()), files))
     assert seen[0] == seen[1]
     assert len(seen[0][0]) == 7, seen[0][0]  # f, A.forward, B.forward and four resume functions
+
+
+def test_a_rendered_guard_that_passes_where_dynamos_fails_is_reported_and_dynamo_decides(tmp_path):
+    dump = str(tmp_path / "dump")
+    torch._dynamo.reset()
+    compiled = torch.compile(bump, backend="eager")
+    x = torch.ones(2)
+    with pellucid.prepare_debug(dump) as capture:
+        compiled(x, 3)
+    (frame,) = capture.roots()
+    path = frame.full_code_path
+    text = open(path, encoding="utf-8").read()
+    assert text.count("L['n'] == 3") == 1
+    with open(path, "w", encoding="utf-8") as fh:  # the rendered guard now also accepts n == 4
+        fh.write(text.replace("L['n'] == 3", "L['n'] in (3, 4)"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pellucid.debug(pause=False) as session:
+            out = compiled(x, 4)
+    assert torch.equal(out, x + 4)  # no entry passes for Dynamo: the original code ran
+    assert session.misses == ["bump"]
+    ours = [str(w.message) for w in caught if issubclass(w.category, PellucidWarning)]
+    (disagree,) = [m for m in ours if "rendered guard" in m]
+    (d,) = session.disagreements
+    assert (d.frame, d.entry, d.dynamo) == ("bump", 0, False)
+    assert "Dynamo's guard fails" in d.where and "L['n']" in d.where, d.where
+    assert d.where in disagree
