@@ -312,3 +312,17 @@ def test_a_rendered_guard_that_passes_where_dynamos_fails_is_reported_and_dynamo
     assert (d.frame, d.entry, d.dynamo) == ("bump", 0, False)
     assert "Dynamo's guard fails" in d.where and "L['n']" in d.where, d.where
     assert d.where in disagree
+
+
+def clashing(L, dynamo, cells, x):
+    y = x * L + dynamo
+    print("break")
+    return y - cells
+
+
+def test_parameters_named_like_the_dispatchers_locals(tmp_path):
+    def build():
+        return clashing, [(2.0, 3.0, 1.0, torch.ones(2)), (1.0, 0.5, 2.0, torch.ones(2))]
+    _, got = debug_differential.check(build, "eager", str(tmp_path / "dump"))
+    text = open(got.capture.roots()[0].full_code_path, encoding="utf-8").read()
+    assert "    L_ = {'L': L, 'dynamo': dynamo, 'cells': cells, 'x': x}" in text
