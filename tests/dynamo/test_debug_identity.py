@@ -326,3 +326,41 @@ def test_parameters_named_like_the_dispatchers_locals(tmp_path):
     _, got = debug_differential.check(build, "eager", str(tmp_path / "dump"))
     text = open(got.capture.roots()[0].full_code_path, encoding="utf-8").read()
     assert "    L_ = {'L': L, 'dynamo': dynamo, 'cells': cells, 'x': x}" in text
+
+
+def raising(x, limit):
+    y = x.sin() * 2
+    print("break")
+    if limit < 0:
+        raise ValueError("negative limit")
+    return y + limit
+
+
+def test_a_traceback_under_debug_shows_code_lines_of_the_dumped_files(tmp_path):
+    """The issue saw tracebacks (and pdb's ``w``) at comment lines of full_code files: the
+    dispatcher is entered from a frame at the compiled function's own ``def`` line."""
+    import traceback
+
+    dump = str(tmp_path / "dump")
+    torch._dynamo.reset()
+    compiled = torch.compile(raising, backend="eager")
+    with pellucid.prepare_debug(dump):
+        with pytest.raises(ValueError):
+            compiled(torch.ones(2), -1)
+    with pellucid.debug(pause=False) as session:
+        with pytest.raises(ValueError) as info:
+            compiled(torch.ones(2), -1)
+    assert not session.misses
+    entries = traceback.extract_tb(info.value.__traceback__)
+    files = [os.path.basename(e.filename) for e in entries]
+    assert any(f.startswith("full_code_for_raising") for f in files), files
+    # (the code after the break raises while Dynamo traces it: Dynamo runs it uncompiled)
+    assert "__transformed_code_0_for_raising.py" in files, files
+    here = os.path.abspath(__file__)
+    def_line = raising.__code__.co_firstlineno
+    for e in entries:
+        if os.path.abspath(e.filename).startswith(os.path.abspath(dump)):
+            assert e.lineno in debug_differential.code_lines(e.filename), (e.filename, e.lineno, e.line)
+    # the frame that enters the dispatcher is the compiled function's, at its def line
+    k = files.index([f for f in files if f.startswith("full_code_for_raising")][0])
+    assert os.path.abspath(entries[k - 1].filename) == here and entries[k - 1].lineno == def_line
