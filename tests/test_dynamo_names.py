@@ -79,3 +79,13 @@ def test_names_are_the_same_in_a_later_capture_whatever_the_order():
     b_again = namer.name(_identity(b, "m2", "A.forward"), second, b)
     a_again = namer.name(_identity(a, "m1", "A.forward"), second, a)
     assert [a_again, b_again] == names1
+
+
+def test_a_module_is_named_by_its_own_name_before_its_dotted_path():
+    (a,) = _code("class A:\n    def forward(self, x):\n        return x + 1\n", "forward")
+    (b,) = _code("class A:\n    def forward(self, x):\n        return x + 2\n", "forward")
+    (c,) = _code("class A:\n    def forward(self, x):\n        return x + 3\n", "forward")
+    namer, taken = Namer(), {}
+    assert namer.name(_identity(a, "pkg.models.attn", "A.forward"), taken, a)[0] == "A.forward"
+    assert namer.name(_identity(b, "pkg.models.attn", "A.forward"), taken, b)[0] == "attn.A.forward"
+    assert namer.name(_identity(c, "other.attn", "A.forward"), taken, c)[0] == "other.attn.A.forward"
