@@ -364,3 +364,28 @@ def test_a_traceback_under_debug_shows_code_lines_of_the_dumped_files(tmp_path):
     # the frame that enters the dispatcher is the compiled function's, at its def line
     k = files.index([f for f in files if f.startswith("full_code_for_raising")][0])
     assert os.path.abspath(entries[k - 1].filename) == here and entries[k - 1].lineno == def_line
+
+
+def _two_compiled_functions(backend):
+    # ``outer`` and ``inner`` are each compiled by torch.compile, and call each other's
+    # compiled form; both break the graph, so each is a frame Dynamo compiled.
+    def inner(x, n):
+        y = x.cos() + n
+        print("inner", n)
+        return compiled_outer(y, n - 1) if n > 0 else y
+
+    def outer(x, n):
+        y = x.sin() * 2
+        print("outer", n)
+        return compiled_inner(y, n) - 1
+
+    compiled_inner = torch.compile(inner, backend=backend)
+    compiled_outer = torch.compile(outer, backend=backend)
+    return compiled_outer, [(torch.ones(2), 2), (torch.full((2,), 0.5), 2), (torch.ones(3), 1)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_two_compiled_functions_calling_each_other(tmp_path, backend):
+    _, got = debug_differential.check(_two_compiled_functions, backend, str(tmp_path / "dump"))
+    calls = debug_differential.dispatcher_calls(got.capture)
+    assert calls.get("_two_compiled_functions.outer") and calls.get("_two_compiled_functions.inner"), calls
