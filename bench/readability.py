@@ -44,7 +44,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 _TEMP = re.compile(r"\b__pellucid_(?!closure__\b|const_|target__\b)\w+")
-_FILE = re.compile(r"^__transformed_code_\d+_for_.+\.py$")
+_FILE = re.compile(r"^__transformed_code_(\d+)_for_(.+)\.py$")
+# pellucid names its files by the frame's qualified name; the code's own name is in the header
+_HEADER = re.compile(r"^# Dynamo's transformed code for (\S+) ")
 
 
 def file_figures(text: str) -> Dict[str, Any]:
@@ -69,10 +71,32 @@ def dump_figures(dump: str) -> Dict[str, Dict[str, Any]]:
     if not os.path.isdir(dump):
         return out
     for name in sorted(os.listdir(dump)):
-        if _FILE.match(name):
+        m = _FILE.match(name)
+        if m:
             with open(os.path.join(dump, name), encoding="utf-8") as fh:
-                out[name] = file_figures(fh.read())
+                text = fh.read()
+            out[name] = file_figures(text)
+            header = _HEADER.match(text)
+            out[name]["frame"] = "%s#%s" % (header.group(1) if header else m.group(2), m.group(1))
     return out
+
+
+def same_frames(ours: Dict[str, Dict[str, Any]], theirs: Dict[str, Dict[str, Any]]
+                ) -> List[Any]:
+    """(our file, their file) pairs for the same frame: the same code name and the same
+    ``<n>`` (the n-th transformed code of that name).  A code name shared by several functions
+    (two ``forward`` methods) is numbered per function by pellucid and per name by the prior
+    tool: its files are left out, they cannot be paired."""
+    by_key: Dict[str, List[str]] = {}
+    for name, fig in ours.items():
+        by_key.setdefault(fig.get("frame", name), []).append(name)
+    shared = set(k.rsplit("#", 1)[0] for k, names in by_key.items() if len(names) > 1)
+    theirs_by_key = {fig.get("frame", name): name for name, fig in theirs.items()}
+    pairs = []
+    for key, names in sorted(by_key.items()):
+        if key.rsplit("#", 1)[0] not in shared and key in theirs_by_key:
+            pairs.append((names[0], theirs_by_key[key]))
+    return pairs
 
 
 # -- running the programs ---------------------------------------------------------------------------
@@ -212,12 +236,12 @@ def report(results: Dict[str, Any], old: Optional[Dict[str, Any]], file=sys.stdo
                 if theirs is None:
                     row += "  |        -"
                 else:
-                    same = sorted(set(files) & set(theirs))
-                    ours_l = sum(files[f]["lines"] for f in same)
-                    their_l = sum(theirs[f]["lines"] for f in same)
-                    longer = [f for f in same if files[f]["lines"] > theirs[f]["lines"]]
-                    longer_all += ["%s/%s (%d > %d)" % (case, f, files[f]["lines"], theirs[f]["lines"])
-                                   for f in longer]
+                    same = same_frames(files, theirs)
+                    ours_l = sum(files[f]["lines"] for f, _ in same)
+                    their_l = sum(theirs[g]["lines"] for _, g in same)
+                    longer = [(f, g) for f, g in same if files[f]["lines"] > theirs[g]["lines"]]
+                    longer_all += ["%s/%s (%d > %d)" % (case, f, files[f]["lines"], theirs[g]["lines"])
+                                   for f, g in longer]
                     row += "  |        %6d (%d frames: %d/%d, %d longer)" % (
                         _sum(theirs, "lines"), len(same), ours_l, their_l, len(longer))
             print(row, file=file)
@@ -241,6 +265,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--json", metavar="OUT")
     parser.add_argument("--compare", metavar="OLD_JSON")
     parser.add_argument("--keep", metavar="DIR", help="keep the dumps under DIR")
+    parser.add_argument("--collect", metavar="DIR",
+                        help="run nothing: count the dumps an earlier --keep DIR run left")
     parser.add_argument("--worker-programs", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--worker-model", help=argparse.SUPPRESS)
     parser.add_argument("--tool", default="pellucid", help=argparse.SUPPRESS)
@@ -253,6 +279,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         for line in run_programs(args.out, args.tool, args.only.split(",") if args.only else None):
             print(line, file=sys.stderr)
         return 0
+    if args.collect:
+        results = {}
+        for tool in ("pellucid", "prior"):
+            for group in ("programs", "models"):
+                where = os.path.join(args.collect, tool, group)
+                if os.path.isdir(where):
+                    if tool == "pellucid":
+                        results[group] = collect(where)
+                    else:
+                        results.setdefault("prior", {})[group] = collect(where)
+        args.keep = args.collect
+        return _finish(args, results, args.collect)
     if not (args.programs or args.models):
         parser.error("say --programs and/or --models")
     root = args.keep or tempfile.mkdtemp(prefix="pellucid-readability-")
@@ -282,6 +320,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 results[group] = collect(out)
             else:
                 results.setdefault("prior", {})[group] = collect(out)
+    return _finish(args, results, root)
+
+
+def _finish(args: Any, results: Dict[str, Any], root: str) -> int:
     if args.prior_from:
         with open(args.prior_from, encoding="utf-8") as fh:
             results["prior"] = json.load(fh).get("prior", {})

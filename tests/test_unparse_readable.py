@@ -1,5 +1,5 @@
 """The source writer: parentheses only where the grammar needs them, docstrings as docstrings,
-long statements one item per line -- and the text always parses back to the same tree.
+long statements wrapped -- and the text always parses back to the same tree.
 
 On 3.8 the writer is :mod:`pellucid.decompiler.unparse38` (astunparse's statements, pellucid's
 expressions); on 3.9+ it is ``ast``'s own, with long calls and displays wrapped.  Either way a
@@ -113,16 +113,17 @@ def test_38_writes_docstrings_as_docstrings():
     assert "\\n" not in text
 
 
-def test_long_statement_one_item_per_line():
+def test_long_statement_items_on_lines_of_their_own():
     args = ", ".join("argument_%d" % i for i in range(12))
     source = "result = some_function(%s, key=value)" % args
     text = _same_tree(source)
     if sys.version_info >= (3, 9):
         lines = text.splitlines()
         assert lines[0] == "result = some_function("
-        assert lines[1] == "    argument_0,"
-        assert lines[-2] == "    key=value,"
+        assert lines[1].startswith("    argument_0, argument_1, ")
+        assert lines[-2].endswith(" key=value,")
         assert lines[-1] == ")"
+        assert len(lines) == 4
         assert all(len(line) <= LONG_LINE for line in lines)
     short = "result = f(a, b)"
     assert _same_tree(short) == short

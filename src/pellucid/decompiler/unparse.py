@@ -70,7 +70,7 @@ def _dispatching_unparser() -> Any:
             visitor(self, node)
 
         # A statement longer than LONG_LINE whose value is a call or a display of several items
-        # is written again with one item per line.
+        # is written again with its items on lines of their own.
         def visit_Assign(self, node: Any) -> None:
             self._wrapped(node, base.visit_Assign)
 
@@ -115,19 +115,38 @@ def _dispatching_unparser() -> Any:
             self._one_per_line("[", node.elts, "]")
 
         def _one_per_line(self, opening: str, items: List[Any], closing: str) -> None:
+            # (items fill each line up to LONG_LINE, as a person wraps a long call: one per
+            # line would make a short call of long names several times taller)
             self.write(opening)
             self._indent += 1
-            for item in items:
-                self.fill()
+            self.fill()
+            for k, item in enumerate(items):
+                start = len(self._source)
+                if k:
+                    self.write(" ")
                 self.traverse(item)
                 self.write(",")
+                if k and self._line_length() > LONG_LINE:
+                    del self._source[start:]
+                    self.fill()
+                    self.traverse(item)
+                    self.write(",")
             self._indent -= 1
             self.fill(closing)
+
+        def _line_length(self) -> int:
+            n = 0
+            for piece in reversed(self._source):
+                k = piece.rfind("\n")
+                if k >= 0:
+                    return n + len(piece) - k - 1
+                n += len(piece)
+            return n
 
     return Dispatching
 
 
-LONG_LINE = 100  # characters of a statement past which its items go one per line
+LONG_LINE = 100  # characters of a statement past which its items go on lines of their own
 
 
 def _items(value: Any) -> List[Any]:
