@@ -412,3 +412,120 @@ def drive(func, n):
         return log, repr(exc)
     return log
 """, [(0,), (3,), (-1,)], driver="drive")
+
+# Issue 15 (xml.etree.ElementTree.iterparse on 3.13; every version): a `try/finally` around a
+# `while True` loop with `break` -- the loop was built first, so the `finally` moved inside it
+# and ran on every iteration (3.8 also lost the `break`: the loop never ended).
+case("regr_try_finally_around_while_true_break", r"""
+def f(src, out):
+    try:
+        while True:
+            data = src.pop() if src else None
+            if not data:
+                break
+            out.append(data)
+        out.append("after")
+    finally:
+        out.append("closed")
+    return out
+""", [([1, 2, 3], []), ([], []), ([0, 5], [])])
+
+# The same loop in a `try/except`, and in a `with`, with code after the statement.
+case("regr_try_except_around_while_true_break", r"""
+def f(src, out):
+    try:
+        while True:
+            data = src.pop()
+            if data is None:
+                break
+            out.append(10 // data)
+        out.append("after")
+    except ZeroDivisionError:
+        out.append("zero")
+    out.append("end")
+    return out
+""", [([None, 1, 2], []), ([None, 0, 2], []), ([5], [])])
+
+# tarfile.TarFile.__init__ in append mode (3.8, 3.9): a `break` in an `except` clause of a
+# `while True` inside a `try` was lost and the code after the loop copied into it: opening a
+# tar file hung.
+case("regr_break_in_except_of_while_true_in_try", r"""
+def f(mode, items, out):
+    try:
+        if mode == "a":
+            while True:
+                out.append("seek")
+                try:
+                    out.append(items.pop())
+                except IndexError:
+                    out.append("eof")
+                    break
+                except KeyError as e:
+                    raise ValueError(str(e))
+        if mode in ("a", "w"):
+            out.append("loaded")
+    except:
+        out.append("closed")
+        raise
+    return out
+""", [("a", [1, 2], []), ("w", [], []), ("r", [1], []), ("a", [], [])])
+
+# Issue 15: raised DecompileError on 3.8-3.10 (and fell back on 3.11+): a `return` in an
+# `except` clause that also leaves an enclosing `with`.
+case("regr_return_in_except_clause_inside_with", r"""
+class Lock:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+def f(d, key, log):
+    with Lock(log):
+        try:
+            v = d[key]
+        except KeyError:
+            return 0
+        return v
+""", [({"a": 1}, "a", []), ({}, "a", []), ([], 0, [])])
+
+# Issue 15: raised DecompileError on 3.8-3.10: `return <call>` in both arms of an `if` in a
+# `try/finally` (each return's value is computed before its copy of the `finally` body).
+case("regr_try_finally_return_calls_in_if_arms", r"""
+def f(a, g, log):
+    try:
+        if a:
+            return g(1)
+        return g(2)
+    finally:
+        log.append(3)
+""", [(True, abs, []), (False, abs, []), (True, len, [])])
+
+# Issue 15: `async with` inside an `async def` got an extra `return` inside the block (3.10+).
+case("regr_async_with_no_extra_return", r"""
+import asyncio
+
+class ACM:
+    def __init__(self, log):
+        self.log = log
+    async def __aenter__(self):
+        self.log.append("enter")
+        return len(self.log)
+    async def __aexit__(self, *exc):
+        self.log.append(("exit", exc[0] is not None))
+        return exc[0] is KeyError
+
+async def f(log, fail):
+    async with ACM(log) as x:
+        log.append(x)
+        if fail:
+            raise fail("boom")
+
+def drive(func, log, fail):
+    try:
+        asyncio.run(func(log, fail))
+    except Exception as e:
+        return log, type(e).__name__
+    return log
+""", [([], None), ([], KeyError), ([], ValueError)], driver="drive")

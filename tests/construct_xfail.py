@@ -19,9 +19,8 @@ EXPECTED_FAILURES = {
     "break_through_nested_finally": {"3.10"},
     "continue_in_finally_swallows": {"3.8", "3.9", "3.10"},
     "finally_conditionally_overrides_return": {"3.8", "3.9", "3.10"},
-    "gen_yield_in_except_and_finally": {"3.8", "3.9", "3.10"},
     "match_in_loop_with_break_continue": {"3.11"},
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
-    "try_in_loop_else_finally_break": {"3.8", "3.9", "3.10"},
+    "try_in_loop_else_finally_break": {"3.10"},
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},
 }

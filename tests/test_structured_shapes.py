@@ -5,6 +5,7 @@ same: a structuring bug hides behind it (on 3.11+; 3.13 refused it for closures,
 legacy handlers).  The cases named here were found where the swap suite fell back on stdlib
 functions; each must decompile to structured code on every version.
 """
+import ast
 import importlib.util
 import os
 import sys
@@ -43,6 +44,11 @@ STRUCTURED = (
     "try_return_finally_holds_try_except",
     "try_return_finally_if_then_try_except",
     "while_walrus_condition_then_constant_store",  # subprocess._text_encoding (3.13)
+    "regr_try_finally_around_while_true_break",  # xml.etree.ElementTree.iterparse (issue 15)
+    "regr_try_except_around_while_true_break",
+    "regr_break_in_except_of_while_true_in_try",  # tarfile.TarFile.__init__
+    "regr_return_in_except_clause_inside_with",  # raised on 3.8-3.10
+    "regr_try_finally_return_calls_in_if_arms",  # raised on 3.8-3.10
 )
 
 
@@ -69,3 +75,37 @@ def test_case_is_structured(case_id):
         obj = getattr(obj, part)
     out = pellucid.decompile(obj)
     assert MARKER not in out, out
+
+
+def _nodes_inside(tree, outer, inner):
+    """``inner`` nodes nested in an ``outer`` node's statements."""
+    return [n for o in ast.walk(tree) if isinstance(o, outer)
+            for st in o.body for n in ast.walk(st) if isinstance(n, inner)]
+
+
+def _function_of(case_id):
+    case = CASES[case_id]
+    namespace = {}
+    exec(compile(case.src, "<%s>" % case_id, "exec"), namespace)
+    return namespace[case.func]
+
+
+# Shapes that must come out as written, not only without the fallback: (case, check on the
+# decompiled module, what it means).
+NESTING = [
+    ("regr_try_finally_around_while_true_break",
+     lambda t: not _nodes_inside(t, ast.While, ast.Try), "the try statement encloses the loop"),
+    ("regr_try_except_around_while_true_break",
+     lambda t: not _nodes_inside(t, ast.While, ast.Try), "the try statement encloses the loop"),
+    ("regr_break_in_except_of_while_true_in_try",
+     lambda t: any(isinstance(n, ast.Break) for h in ast.walk(t) if isinstance(h, ast.ExceptHandler)
+                   for n in ast.walk(h)), "the break is in the except clause"),
+    ("regr_async_with_no_extra_return",
+     lambda t: not _nodes_inside(t, ast.AsyncWith, ast.Return), "no return inside the async with"),
+]
+
+
+@pytest.mark.parametrize("case_id,check,meaning", NESTING, ids=[n[0] for n in NESTING])
+def test_case_keeps_its_nesting(case_id, check, meaning):
+    out = pellucid.decompile(_function_of(case_id))
+    assert check(ast.parse(out)), "%s:\n%s" % (meaning, out)

@@ -41,6 +41,15 @@ def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
     return False
 
 
+def _break_jump(block: Block, body: FrozenSet[Block]) -> bool:
+    """``block`` is only a jump out of the loop: a ``break`` to the code after it, even when
+    that code only returns (a ``return`` written in the body is compiled where it is, not
+    jumped to).  Read as the body's own code, the code after the loop moves into it -- and
+    out of an enclosing ``try`` whose ``finally`` then runs at every ``break``."""
+    return len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
+        and block.jump not in body and block.jump is not block
+
+
 def _leaving_blocks(block: Block, body: FrozenSet[Block], limit: int = 64,
                     handler: Any = None, same_handler: bool = False) -> Optional[Set[Block]]:
     """The blocks reached from ``block`` when every path from it returns or raises without
@@ -152,7 +161,8 @@ class LoopBuilder:
 
         Handler code is part of the loop when it goes back to it (``continue`` in an
         ``except`` clause); what such code reaches only to return or re-raise is no exit."""
-        exits = {s for b in body for s in b.succs if s not in body and not _terminal_path(s, body)}
+        exits = {s for b in body for s in b.succs
+                 if s not in body and (not _terminal_path(s, body) or _break_jump(s, body))}
         if header is None or not exits:
             return exits
         normal: Set[Block] = set()
@@ -163,7 +173,9 @@ class LoopBuilder:
                 continue
             normal.add(b)
             work.extend(b.succs)
-        kept = {s for s in exits if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
+        # (code the loop shares with what comes before it is no body code: ``break`` to it)
+        kept = {s for s in exits if any(p in normal or p not in body for p in s.preds)
+                or not _only_leaves(s, body)}
         # Body code that only returns or raises (see _leaving_region) is no exit -- unless it is
         # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
         leaving = {s for s in kept if _leaving_region(s, body, header)}
@@ -439,6 +451,39 @@ class LoopBuilder:
                 work.append(self.cfg.block_at[b.handler.target])
         return frozenset(body)
 
+    def with_clauses(self, body: FrozenSet[Block]) -> FrozenSet[Block]:
+        """``body`` with the code of the exception handlers of ``try``/``with`` statements in
+        it, up to the end of each clause (its ``POP_EXCEPT``, or where it re-raises).
+
+        The natural loop is found over normal flow and the edges into handlers; a clause that
+        leaves the loop (``except E: break``) never comes back, so it is no part of it, and
+        neither is its way out: the loop would have no ``break``, and the code after the loop
+        would be read as the clause's own.  A handler is the loop's when some block of the
+        body lies outside its region (the statement is inside the loop)."""
+        chain = self.handler_chain  # type: ignore[attr-defined]
+        levels: Set[int] = set()
+        for b in body:
+            levels.update(chain(b))
+        inner = [lv for lv in levels if any(lv not in chain(b) for b in body)]
+        if not inner:
+            return body
+        extra: Set[Block] = set()
+        work = [self.cfg.block_at[lv] for lv in inner if lv in self.cfg.block_at]
+        while work:
+            b = work.pop()
+            if b in body or b in extra:
+                continue
+            if len(extra) > 400:
+                return body
+            extra.add(b)
+            h = b.handler
+            if h is not None and h.target in self.cfg.block_at:
+                work.append(self.cfg.block_at[h.target])  # (a try nested in the clause)
+            if any(i.op == "POP_EXCEPT" for i in b.instrs):
+                continue  # the clause ends here: what follows is after the statement
+            work.extend(b.succs)
+        return body | extra
+
     def build_loop(self, header: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                    out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         body = frozenset(self.cfg.loop_body(header))
@@ -446,10 +491,22 @@ class LoopBuilder:
             body = self.once_for_body(header) or frozenset()
             if not body:
                 raise StructureError("FOR_ITER outside a loop header")
+        body = self.with_clauses(body)
         exits = self._exits(body, header)
         if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
             return self._build_for(header, body, exits, stack, ctx, stop, out)
         return self._build_while(header, body, exits, stack, ctx, stop, out, None)
+
+    @staticmethod
+    def _loop_body(walked: Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]) -> List[ast.stmt]:
+        """The statements of a loop body's walk, which must end every path by going round,
+        leaving (``break``, ``return``, ``raise``) or stopping nowhere: a walk that stops at
+        the enclosing region's end ran out of the ``try`` the loop is in by another way than a
+        ``break``, and the loop statement would go round where the code goes on."""
+        stmts, stack, end = walked
+        if stack is not None:
+            raise StructureError("loop body runs on out of its region")
+        return stmts
 
     def _loop_ctx(self, ctx: Ctx, header: Block, cont: Block, brk: Optional[Block],
                   body: FrozenSet[Block]) -> Ctx:
@@ -504,8 +561,9 @@ class LoopBuilder:
         for b, k in cuts.items():
             self.break_cuts[b] = (k, follow)
         try:
-            body_s, _, _ = self.walk(header.fallthrough, stack + [M.NextValue(it)],
-                                     self._loop_ctx(ctx, header, header, follow, body), frozenset())
+            body_s = self._loop_body(self.walk(header.fallthrough, stack + [M.NextValue(it)],
+                                               self._loop_ctx(ctx, header, header, follow, body),
+                                               frozenset()))
         finally:
             self.active_loops.discard(header)
             for b in cuts:
@@ -575,9 +633,10 @@ class LoopBuilder:
         try:
             loop_ctx = self._loop_ctx(ctx, header, cont, follow, body)
             if start is header:
-                body_s, _, _ = self.walk(header, list(stack), loop_ctx, frozenset(), first=header)
+                body_s = self._loop_body(self.walk(header, list(stack), loop_ctx, frozenset(),
+                                                   first=header))
             else:
-                body_s, _, _ = self.walk(start, list(stack), loop_ctx, frozenset())
+                body_s = self._loop_body(self.walk(start, list(stack), loop_ctx, frozenset()))
         finally:
             self.active_loops.discard(header)
         body_s = strip_trailing_continue(body_s) or [ast.Pass()]
@@ -642,6 +701,7 @@ class LoopBuilder:
         lt = self.latch_test(header, body)
         if lt is None:
             return None
+        body = self.with_clauses(body)
         latch, normal = lt
         if normal is not exit_block and not _same_exit(normal, exit_block) \
                 and not _jumps_to_same(normal, exit_block):
@@ -655,9 +715,9 @@ class LoopBuilder:
         self.active_loops.add(header)
         self.latch_tests.add(latch)
         try:
-            body_s, _, _ = self.walk(header, list(stack),
-                                     self._loop_ctx(ctx, header, latch, follow, body), frozenset(),
-                                     first=header)
+            body_s = self._loop_body(self.walk(header, list(stack),
+                                               self._loop_ctx(ctx, header, latch, follow, body),
+                                               frozenset(), first=header))
         finally:
             self.active_loops.discard(header)
             self.latch_tests.discard(latch)

@@ -242,6 +242,7 @@ class ProtectedBuilder:
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that is exactly the ``finally`` copy followed by return/break/continue."""
         final = self._finally_bodies.get(ctx.exc) if ctx.exc is not None else None
+        before = self.seq_counter
         trial = self._exit_path(block, ctx, stack) if final is not None else None
         if trial is None or final is None:
             return None
@@ -255,7 +256,7 @@ class ProtectedBuilder:
         if isinstance(last, ast.Return):
             # Only a value computed before the finally copy belongs to ``return`` in the body;
             # ``return f()`` after the copy is code after the try statement.
-            return trial if last.value is None or isinstance(last.value, ast.Constant) else None
+            return trial if _computed_before(last.value, before) else None
         return trial if isinstance(last, (ast.Break, ast.Continue)) else None
 
     # -- building ---------------------------------------------------------------------------------
@@ -298,6 +299,17 @@ class ProtectedBuilder:
             body = body[1:]
         elif enter in (end_stack or []):
             raise StructureError("with target never stored")
+        resume = None
+        if end_stack is None:
+            # The body never finishes normally, but __exit__ may swallow its exception: go on
+            # where the handler's suppression path goes.
+            resume = self._with_suppression_resume(level, stack)
+            if resume is not None and body and isinstance(body[-1], ast.Return) \
+                    and _same_constant_return(body[-1], resume[1]):
+                # 3.10+ copy the function's closing ``return None`` into the body's way out and
+                # into the suppression path: both go on to the same return, which is the code
+                # after the statement (the body's copy is no ``return`` written in it).
+                body = body[:-1]
         item = ast.withitem(enter.value, target)
         node: ast.stmt
         node = ast.AsyncWith([item], body or [ast.Pass()]) if enter.is_async \
@@ -305,9 +317,6 @@ class ProtectedBuilder:
         below = stack[:-1]
         self.emit(out, node, below)
         if end_stack is None:
-            # The body never finishes normally, but __exit__ may swallow its exception: go on
-            # where the handler's suppression path goes.
-            resume = self._with_suppression_resume(level, stack)
             if resume is None:
                 return None, None
             return resume
@@ -472,7 +481,17 @@ class ProtectedBuilder:
             only, only_copies = self._try_follow(None, hblock)
             if only is not None and only not in targets:
                 after, copies = only, only_copies
+        if exit_block is None and after is not None and not copies \
+                and self.loop_jump(after, ctx) is not None:
+            # The body never goes on (it ends in ``continue``/``return``...) and the clauses go
+            # on only by leaving the loop: each clause ends in its own ``break``/``continue``,
+            # and nothing follows the statement (written after it, the ``break`` would read as
+            # the body's way on).
+            after = None
         hstop = (stop | {after} if after is not None else stop) | frozenset(copies)
+        # (the ``else`` clause is walked in the statement's own region: its way out of an
+        # enclosing ``with``/``try`` is read like the body's)
+        estop = hstop
         if ctx.exc is not None:
             # An except clause nested in another ``try`` may run off that try's end (≤3.10
             # pops its block first): the clause ends there, where the statement goes on.
@@ -482,6 +501,14 @@ class ProtectedBuilder:
             # The copies run the same instructions on what each path left on the stack (each
             # path's own return value): the same code, but not the same statement.
             raise StructureError("paths end in copies of one exit holding different values")
+        if hstack is not None and hend is not None and hend is not after and hend not in copies \
+                and ctx.region is not None and (hend.origin or hend) not in ctx.region:
+            # A clause that leaves the enclosing ``with``/``try`` by its own ``return`` (the
+            # ``__exit__`` call or ``finally`` copy, then the return): the clause's end, as it
+            # is for the body (see ``private_exit``).
+            leave = self.private_exit(hend, ctx, hstack)
+            if isinstance(leave, list):
+                hs, hstack, hend = hs + leave, None, None
         if after is None and hstack is not None and hend is not None and exit_block is None:
             # the clauses' way on found by walking them: off the end of an enclosing try
             after = hend
@@ -493,7 +520,8 @@ class ProtectedBuilder:
         orelse: List[ast.stmt] = []
         else_stack: Optional[List[Any]] = None
         if exit_block is not None and exit_block is not after:
-            orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx, hstop)
+            orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx,
+                                                     estop if ctx.region is not None else hstop)
             jump = self.loop_jump(else_end, ctx) if else_stack is not None and else_end is not None \
                 and else_end is not after else None
             if jump is not None:
@@ -503,6 +531,15 @@ class ProtectedBuilder:
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
+        if trailing is None and orelse and all(_terminates(h.body) for h in handlers):
+            # No clause goes on: the ``else`` clause is the code after the statement (which
+            # is how such code is written; both compile to the same instructions).
+            node.orelse = []
+            self.emit(out, node, stack)
+            out.extend(orelse)
+            if else_stack is None or after is None:
+                return None, None
+            return list(else_stack), after
         if trailing is not None:
             # Clauses ran into a copy of the code after the try (CPython duplicates small exit
             # blocks); it runs after the clause ends, so it goes after the statement.
@@ -853,6 +890,18 @@ def _returns_past_handler(block: Block, ctx: Ctx) -> bool:
             return False
         node = nxt
     return False
+
+
+def _same_constant_return(ret: ast.Return, block: Block) -> bool:
+    """``block`` (past lone jumps) only returns the constant ``ret`` returns."""
+    value = ret.value
+    if value is not None and not isinstance(value, ast.Constant):
+        return False
+    const = None if value is None else value.value
+    block = past_lone_jumps(block)
+    ins = block.instrs
+    return len(ins) == 2 and ins[0].op == "LOAD_CONST" and ins[1].op == "RETURN_VALUE" \
+        and type(ins[0].arg) is type(const) and repr(ins[0].arg) == repr(const)
 
 
 def _tail_past_jump(block: Block) -> Optional[List[Tuple[Any, ...]]]:

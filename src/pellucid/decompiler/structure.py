@@ -344,7 +344,8 @@ class Structurer:
             if absorbed:
                 pass
             elif block not in self.active_loops and (self.cfg.is_loop_header(block)
-                                                     or block.last.op == "FOR_ITER"):
+                                                     or block.last.op == "FOR_ITER") \
+                    and not self._try_holds_loop(block, ctx):
                 built = self.compound(self.build_loop, block, stack, ctx, stop, out)
                 stack, block = self._moved_on(block, ctx, stop, built)
                 if stack is None:
@@ -363,6 +364,29 @@ class Structurer:
             if nxt is None:
                 return out, None, None
             stack, block = nxt
+
+    def _try_holds_loop(self, header: Block, ctx: Ctx) -> bool:
+        """``header`` heads a loop and starts a new ``try``/``with`` level whose region holds
+        the loop's back edges: the statement encloses the loop (``try: while True: ...``).
+
+        A loop whose first statement is a ``try`` starts in that region too (3.11+ has no
+        instruction before it), but it goes back to the header from outside the region, after
+        the statement; built first, the loop puts the ``try`` inside, where it belongs.  Built
+        first here, it would put the ``try`` statement's ``finally`` inside the loop."""
+        if self.effective_handler(header) == ctx.exc:  # type: ignore[attr-defined]
+            return False
+        chain = self.handler_chain(header)  # type: ignore[attr-defined]
+        if ctx.exc is None:
+            level = chain[-1] if chain else None
+        else:
+            pos = chain.index(ctx.exc) if ctx.exc in chain else 0
+            level = chain[pos - 1] if pos > 0 else None
+        if level is None:
+            return False
+        latches = [p for p in header.preds if self.cfg.dominates(header, p)]
+        if not latches:
+            return False
+        return all(level in self.handler_chain(p) for p in latches)  # type: ignore[attr-defined]
 
     def _moved_on(self, start: Block, ctx: Ctx, stop: FrozenSet[Block],
                   result: Tuple[Optional[List[Any]], Optional[Block]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
@@ -825,6 +849,11 @@ class Structurer:
                     continue
                 seen[b] = None
                 work.extend(b.succs)
+                # (and into the clauses of a ``try`` in the arm: ``except E: break`` is how a
+                # ``while True`` in it goes on, an edge no post-dominator sees)
+                h = self.effective_handler(b)  # type: ignore[attr-defined]
+                if h is not None and h != ctx.exc and h in self.cfg.block_at:
+                    work.append(self.cfg.block_at[h])
             return seen
 
         from_t, from_f = reach(t), reach(f)
