@@ -173,6 +173,8 @@ class LoopBuilder:
                 continue
             normal.add(b)
             work.extend(b.succs)
+            if b.handler is not None and b.handler.target in self.cfg.block_at:
+                work.append(self.cfg.block_at[b.handler.target])  # (the clauses in the body)
         # (code the loop shares with what comes before it is no body code: ``break`` to it)
         kept = {s for s in exits if any(p in normal or p not in body for p in s.preds)
                 or not _only_leaves(s, body)}
@@ -206,7 +208,9 @@ class LoopBuilder:
                 return normal
             if node is None or node in body or not self.cfg.dominates(exit_block, node):
                 return None
-            if any(i.op == "POP_EXCEPT" for i in node.instrs):
+            if any(i.op == "POP_EXCEPT" for i in node.instrs) or self.handler_chain(node) != chain:  # type: ignore[attr-defined]
+                # (3.9+: the ``break`` runs its own statements in the ``try`` body, then the
+                # ``finally`` copy outside it)
                 unwinds = True
             if node.last.op == "JUMP" and node.jump is not None and node.jump not in body:
                 target = node.jump
@@ -467,17 +471,31 @@ class LoopBuilder:
         inner = [lv for lv in levels if any(lv not in chain(b) for b in body)]
         if not inner:
             return body
+        # Handlers in force around every block of the loop (cleanups included) enclose it:
+        # their code is no part of it.
+        enclosing: Optional[Set[int]] = None
+        for b in body:
+            raw = set()
+            h = b.handler
+            while h is not None and h.target not in raw:
+                raw.add(h.target)
+                h = h.outer
+            enclosing = raw if enclosing is None else enclosing & raw
+        outside = enclosing or set()
         extra: Set[Block] = set()
+        seen: Set[Block] = set()
         work = [self.cfg.block_at[lv] for lv in inner if lv in self.cfg.block_at]
         while work:
             b = work.pop()
-            if b in body or b in extra:
+            if b in seen:
                 continue
-            if len(extra) > 400:
+            if len(seen) > 400:
                 return body
-            extra.add(b)
+            seen.add(b)
+            if b not in body:
+                extra.add(b)
             h = b.handler
-            if h is not None and h.target in self.cfg.block_at:
+            if h is not None and h.target in self.cfg.block_at and h.target not in outside:
                 work.append(self.cfg.block_at[h.target])  # (a try nested in the clause)
             if any(i.op == "POP_EXCEPT" for i in b.instrs):
                 continue  # the clause ends here: what follows is after the statement
@@ -491,6 +509,15 @@ class LoopBuilder:
             body = self.once_for_body(header) or frozenset()
             if not body:
                 raise StructureError("FOR_ITER outside a loop header")
+        if self._rotated_guard(header, body):
+            # (the test of a 3.10+ ``while c:`` that ``continue`` jumps back to: the loop is the
+            # one after it, see build_guarded_while)
+            self.guard_tries.add(header)
+            try:
+                built = self.run_block(header, list(stack), ctx, stop, out)  # type: ignore[attr-defined]
+            finally:
+                self.guard_tries.discard(header)
+            return (None, None) if built is None else built
         body = self.with_clauses(body)
         exits = self._exits(body, header)
         if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
@@ -508,11 +535,55 @@ class LoopBuilder:
             raise StructureError("loop body runs on out of its region")
         return stmts
 
+    def _rotated_guard(self, header: Block, body: FrozenSet[Block]) -> bool:
+        """``header`` is the test before a 3.10+ ``while c:`` loop (the loop re-tests ``c`` at its
+        end) and heads a loop only because ``continue`` in it jumps back there: the test's
+        way into the loop is a loop header whose latch tests, and every jump back to
+        ``header`` comes from code only that loop reaches.  (In ``while True: while c: ...``
+        the outer loop's jump back comes from after the inner loop.)"""
+        if header.last.op not in POP_JUMPS or header in self.guard_tries:
+            return False
+        latches = [p for p in header.preds if p in body and self.cfg.dominates(header, p)]
+        # the blocks the test (``while a and b:``: several) goes on to
+        tests, succs, guard = [header], [], {header}
+        while tests and len(succs) < 8:
+            t = tests.pop()
+            for succ in (t.fallthrough, t.jump):
+                if succ is None or succ in succs:
+                    continue
+                succs.append(succ)
+                if succ.last.op in POP_JUMPS and len(succ.preds) == 1 and succ.preds[0] is t \
+                        and not self.cfg.is_loop_header(succ):
+                    tests.append(succ)
+                    guard.add(succ)
+        for succ in succs:
+            inner = past_lone_jumps(succ)
+            if inner is header or inner in self.active_loops or not self.cfg.is_loop_header(inner) \
+                    or not self.cfg.dominates(header, inner):
+                continue
+            inner_body = frozenset(self.cfg.loop_body(inner))
+            lt = self.latch_test(inner, inner_body)
+            if lt is None:
+                continue
+            # What goes back to ``header`` from outside the inner loop (and the clauses of the
+            # ``try`` statements in it) must be ``continue`` paths: code that only goes on to
+            # ``header``, entered by a test (or from a clause), not by a jump out of the inner
+            # loop -- that is a ``break``, and what follows it is an enclosing loop's code
+            # (``while True: ...; while c: ...; <code> `` jumping back to the test).
+            clauses = self.with_clauses(inner_body)
+            extra = frozenset(self.cfg.loop_body(header)) - clauses - guard
+            if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
+                    x.last.op not in POP_JUMPS and all(s is header or s in extra for s in x.succs)
+                    and not any(p in clauses and p.last.op == "JUMP" and p.jump is x for p in x.preds)
+                    for x in extra):
+                return True
+        return False
+
     def _loop_ctx(self, ctx: Ctx, header: Block, cont: Block, brk: Optional[Block],
-                  body: FrozenSet[Block]) -> Ctx:
+                  body: FrozenSet[Block], conts: FrozenSet[Block] = frozenset()) -> Ctx:
         # Paths that leave the natural loop without breaking (``return``/``raise``) stay in the
         # body, so only the enclosing region limits the walk.
-        return Ctx(Loop(header, cont, brk, body), ctx.region, ctx.exc)
+        return Ctx(Loop(header, cont, brk, body, conts), ctx.region, ctx.exc)
 
     def _else_clause(self, normal: Optional[Block], follow: Optional[Block], stack: List[Any],
                      ctx: Ctx, stop: FrozenSet[Block]) -> List[ast.stmt]:
@@ -690,8 +761,12 @@ class LoopBuilder:
 
     def build_guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
                             stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
-                            out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
-        """3.10+ ``while cond:``: ``if cond:`` guard + loop whose latch re-tests ``cond``."""
+                            out: List[ast.stmt], guard: Optional[Block] = None
+                            ) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
+        """3.10+ ``while cond:``: ``if cond:`` guard + loop whose latch re-tests ``cond``.
+
+        ``guard``: the block where the guard's test starts; when ``continue`` jumps back to it
+        (see ``_rotated_guard``), it is a second continue point of the loop."""
         if len(header.instrs) == 1 and header.last.op == "JUMP" and header.jump is not None \
                 and self.cfg.is_loop_header(header.jump):
             header = header.jump  # (a guard in several blocks ends in a jump to the loop)
@@ -701,6 +776,10 @@ class LoopBuilder:
         lt = self.latch_test(header, body)
         if lt is None:
             return None
+        conts: FrozenSet[Block] = frozenset()
+        if guard is not None and guard in self.guard_tries:
+            conts = frozenset([guard])
+            body = body | frozenset(self.cfg.loop_body(guard))
         body = self.with_clauses(body)
         latch, normal = lt
         if normal is not exit_block and not _same_exit(normal, exit_block) \
@@ -713,13 +792,15 @@ class LoopBuilder:
         exits = self._chain_cleanup_exits(self._exits(body, header), chain, normal)
         follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
         self.active_loops.add(header)
+        self.active_loops.update(conts)
         self.latch_tests.add(latch)
         try:
             body_s = self._loop_body(self.walk(header, list(stack),
-                                               self._loop_ctx(ctx, header, latch, follow, body),
+                                               self._loop_ctx(ctx, header, latch, follow, body, conts),
                                                frozenset(), first=header))
         finally:
             self.active_loops.discard(header)
+            self.active_loops.difference_update(conts)
             self.latch_tests.discard(latch)
         body_s = strip_trailing_continue(body_s) or [ast.Pass()]
         orelse = self._else_clause(normal, follow, stack, ctx, stop)

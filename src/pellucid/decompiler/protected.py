@@ -442,6 +442,11 @@ class ProtectedBuilder:
             final = _strip_reraise(probe) or [ast.Pass()]
             body = self.strip_finally_copies(body, final, level)
             node = ast.Try(body or [ast.Pass()], [], [], final)
+            if len(body) == 1 and isinstance(body[0], ast.Try) and body[0].handlers \
+                    and not body[0].finalbody:
+                # ``try: (try: ... except: ...) finally: ...`` is how the compiler lays out
+                # ``try: ... except: ... finally: ...``
+                node = ast.Try(body[0].body, body[0].handlers, body[0].orelse, final)
             self.emit(out, node, stack)
             if body_stack is None:
                 return None, None
@@ -481,6 +486,13 @@ class ProtectedBuilder:
             only, only_copies = self._try_follow(None, hblock)
             if only is not None and only not in targets:
                 after, copies = only, only_copies
+        if ctx.region is not None and exit_block is not None and after is not exit_block \
+                and (exit_block.origin or exit_block) not in ctx.region \
+                and self.private_exit(exit_block, ctx, list(body_stack or stack)) is False:
+            # The body runs off the end of the enclosing statement's region (3.11+: straight
+            # into its ``finally`` copy): the statement ends that region's code, and clauses
+            # that meet the body only past it (a ``break`` out of both) leave on their own.
+            after, copies = exit_block, []
         if exit_block is None and after is not None and not copies \
                 and self.loop_jump(after, ctx) is not None:
             # The body never goes on (it ends in ``continue``/``return``...) and the clauses go
@@ -492,9 +504,14 @@ class ProtectedBuilder:
         # (the ``else`` clause is walked in the statement's own region: its way out of an
         # enclosing ``with``/``try`` is read like the body's)
         estop = hstop
-        if ctx.exc is not None:
-            # An except clause nested in another ``try`` may run off that try's end (≤3.10
-            # pops its block first): the clause ends there, where the statement goes on.
+        if ctx.region is not None:
+            # The clauses are walked in the region of the statement enclosing this one: one
+            # that runs off that statement's end (≤3.10 pops its block first) ends there,
+            # where the statement goes on, and one that leaves it by ``return``/``break``
+            # (its ``finally`` copy or ``__exit__`` call, then the jump) ends with that jump,
+            # as the body does (see ``private_exit``).
+            hctx = Ctx(ctx.loop, ctx.region, ctx.exc)
+        elif ctx.exc is not None:
             hstop = hstop | self._region_leaves(ctx)
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
         if copies and any(st is not None and not _same_stack(st, stack) for st in (body_stack, hstack)):
@@ -948,6 +965,10 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
         for node in ast.walk(st):
             if isinstance(node, (PopExcept, Reraise)):
                 return False  # an enclosing clause's end (3.10+ copies it into every path)
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+                    and isinstance(node.operand, ast.Constant) \
+                    and type(node.operand.value) in (int, float, complex):
+                continue  # a negative constant (one LOAD_CONST)
             if isinstance(node, (ast.Call, ast.Yield, ast.YieldFrom, ast.Await, ast.Attribute,
                                  ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare)):
                 return False

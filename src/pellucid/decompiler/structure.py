@@ -28,11 +28,18 @@ _CASE_START = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL
 _CASE_START_NO_CLASS = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING"])
 
 
+class _MeetAtLoopPoint(StructureError):
+    """(if_statement: retry with arms that end in their own loop jumps)"""
+
+
 class Loop(NamedTuple):
     header: Block
     cont: Block  # where ``continue`` goes
     brk: Optional[Block]  # where ``break`` goes
     body: FrozenSet[Block]
+    # other places a ``continue`` goes (3.10+ ``while c:``: the test before the loop, besides
+    # the re-test at its end)
+    conts: FrozenSet[Block] = frozenset()
 
 
 class Ctx(NamedTuple):
@@ -307,6 +314,7 @@ class Structurer:
     floor = 0
     outer_floor = 0
     latch_tests: Set[Block]  # set by the host's __init__: a loop's re-test is no operand of an ``if``
+    guard_tries: Set[Block]  # set by the host's __init__ (see loops._rotated_guard)
     forward_only_tests = False  # 3.12+: conditional jumps only go forward (set by the host)
     returns_const = False  # 3.12+: ``return <constant>`` is one RETURN_CONST (set by the host)
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
@@ -422,12 +430,14 @@ class Structurer:
         if loop is None:
             return None
         # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target.
+        conts = loop.conts
         while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
-                and block is not loop.header and block is not loop.cont and block is not loop.brk:
+                and block is not loop.header and block is not loop.cont and block is not loop.brk \
+                and block not in conts:
             block = block.jump
         if block is loop.brk:
             return ast.Break()
-        if block is loop.cont:
+        if block is loop.cont or block in conts:
             return ast.Continue()
         return None
 
@@ -652,7 +662,7 @@ class Structurer:
         cond, t, f, stack, chain = self._fold_condition(block, list(stack))
         # 3.10+ ``while c:`` (guard + loop re-testing ``c`` at its latch) first: its guard's
         # false arm may itself be a ``break``/``continue`` (``while c: ... else: break``).
-        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
+        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out, block)
         if guarded is not None:
             return None if guarded[0] is None else guarded  # type: ignore[return-value]
         loop = ctx.loop
@@ -721,11 +731,25 @@ class Structurer:
                      stop: FrozenSet[Block], out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
         """``if cond:`` with ``t`` and ``f`` as its arms (or a conditional expression, or a
         guarded ``while``), once the test is known not to be a ``break``/``continue``."""
+        saved, written, entry = self.save_state(), len(out), list(stack)
+        try:
+            return self._if_statement(cond, t, f, stack, ctx, stop, out, False)
+        except _MeetAtLoopPoint:
+            # The arms meet only at the loop's next iteration (or its exit), and one goes on
+            # elsewhere first: each ends in its own ``continue``/``break``.
+            self.restore_state(saved)
+            del out[written:]
+            stack[:] = entry
+            return self._if_statement(cond, t, f, stack, ctx, stop, out, True)
+
+    def _if_statement(self, cond: ast.expr, t: Block, f: Block, stack: List[Any], ctx: Ctx,
+                      stop: FrozenSet[Block], out: List[ast.stmt],
+                      apart: bool) -> Optional[Tuple[List[Any], Optional[Block]]]:
         if t is f:
             # Both ways lead to the same place, but the test still calls ``bool(cond)``.
             self.emit(out, ast.If(cond, [ast.Pass()], []), stack)
             return stack, t
-        merge = self.cfg.common_pdom(t, f)
+        merge = self.cfg.common_pdom(t, f) if not apart else None
         if merge is not None and ctx.region is not None and merge not in ctx.region \
                 and merge not in stop and isinstance(self.private_exit(merge, ctx, stack), list):
             # Every way out of the try passes the ``break`` path (``if a or b: break`` in a
@@ -821,6 +845,9 @@ class Structurer:
             return then_stack, then_end
         if then_end is not else_end and not (then_end is not None and else_end is not None
                                              and same_code(then_end, else_end)):
+            if not apart and merge is not None and merge in (then_end, else_end) \
+                    and self.loop_jump(merge, ctx) is not None:
+                raise _MeetAtLoopPoint()
             raise StructureError("branches of an if meet nowhere")
         if len(then_stack) != len(else_stack):
             raise StructureError("branches leave different stack depths")
