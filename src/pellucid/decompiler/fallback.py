@@ -60,7 +60,8 @@ _COMPREHENSION_NAMES = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
 CO_OPTIMIZED = 0x1
 
 # Instructions that never raise: they give a block's handler no way in.
-_CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST"})
+_CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST",
+                           "PUSH_EXC_INFO"})
 
 # Slot kinds that hold a value in ``__pellucid_s<depth>``; everything else is static.
 V = "v"
@@ -152,9 +153,24 @@ class Fallback:
         self.nfn = 0
         self.entry: Dict[Block, _State] = {}
         self.exit_nexc: Dict[Block, int] = {}
+        self._tolerant = False
+        self.legacy_nexc: Dict[int, int] = {}  # (≤3.10) handler -> handled exceptions at its setup
 
     # -- dataflow -------------------------------------------------------------------------------
     def analyse(self) -> None:
+        if PY < (3, 11) and any(b.handler is not None for b in self.cfg.blocks):
+            # ≤3.10 unwinds the block stack on the way to a handler: the EXCEPT_HANDLER blocks
+            # of clauses entered after the handler's SETUP_* are popped (each restoring the
+            # exception it saved), so a handler runs with one more handled exception than its
+            # protected code had where it was set up -- not than where the exception came from
+            # (an ``__exit__`` raising in a ``with`` handler).  A first pass finds that level.
+            self._tolerant = True
+            self._analyse()
+            self.entry = {}
+            self._tolerant = False
+        self._analyse()
+
+    def _analyse(self) -> None:
         first = self.cfg.blocks[0]
         start = ((V, None),) if PY == (3, 10) and _gen_start(self.code) else ()
         self.entry[first] = _State(start, 0)
@@ -187,6 +203,11 @@ class Fallback:
                 base.append((V, None))
             base.append((V, None))
             return _State(tuple(base), nexc)
+        if self._tolerant:
+            known = self.legacy_nexc.get(h.target)
+            if known is None or nexc < known:
+                self.legacy_nexc[h.target] = nexc
+        nexc = self.legacy_nexc.get(h.target, nexc)
         base.extend([("saved", None)] * 3 + [(V, None)] * 3)
         return _State(tuple(base), nexc + 1)
 
@@ -195,6 +216,11 @@ class Fallback:
         if old is None:
             self.entry[b] = st
             return True
+        if self._tolerant and len(old.stack) == len(st.stack) and old.nexc != st.nexc:
+            if st.nexc < old.nexc:
+                self.entry[b] = st
+                return True
+            return False
         if len(old.stack) != len(st.stack) or old.nexc != st.nexc:
             raise FallbackError("stack depth differs at block %d" % b.id)
         new = tuple(_merge_slot(x, y) for x, y in zip(old.stack, st.stack))
@@ -427,12 +453,21 @@ class Fallback:
         self.w("del %s" % _local(arg))
 
     def op_LOAD_GLOBAL(self, ins: Instr, arg: str) -> None:
-        if self.function:
-            self.globals_.add(arg) if arg in self._assigned_locals() else None
+        code = self.code
+        if self.function and arg in code.co_varnames + code.co_cellvars + code.co_freevars:
+            # The global of a name the function also uses as a local (3.8's ``assert`` loads
+            # ``AssertionError`` so, whatever the function calls it): the module's, then the
+            # builtins', as LOAD_GLOBAL looks them up.
+            d = len(self.stack)
+            self.stack.append((V, None))
+            self.w("if %r in __pellucid_builtins.globals():" % arg)
+            self.w("    %s = __pellucid_builtins.globals()[%r]" % (_slot(d), arg))
+            self.w("elif __pellucid_builtins.hasattr(__pellucid_builtins, %r):" % arg)
+            self.w("    %s = __pellucid_builtins.%s" % (_slot(d), arg))
+            self.w("else:")
+            self.w("    raise __pellucid_builtins.NameError(%r)" % ("name %r is not defined" % arg))
+            return
         self.push(arg)
-
-    def _assigned_locals(self) -> set:
-        return set()
 
     def op_LOAD_NAME(self, ins: Instr, arg: str) -> None:
         self.push(arg)
@@ -957,7 +992,22 @@ class Fallback:
             self.w("if not __pellucid_builtins.isinstance(%s, __pellucid_builtins.StopAsyncIteration):" % exc)
             self.w("    raise %s" % exc)
             return
-        raise FallbackError("END_ASYNC_FOR before 3.11")
+        # ≤3.10: the handler's six values are on the stack (type on top), in an EXCEPT_HANDLER
+        # block: StopAsyncIteration ends the loop (the block and the iterator popped), anything
+        # else is raised again as it is.
+        self.pop()
+        exc = self.pop()
+        self.pop()
+        self.w("if not __pellucid_builtins.isinstance(%s, __pellucid_builtins.StopAsyncIteration):" % exc)
+        self._reraise_lines(exc, "    ")
+        for _ in range(3):
+            if self.pop_any()[0] != "saved":
+                raise FallbackError("END_ASYNC_FOR without a saved exception")
+        self.pop_any()  # the iterator
+        self.nexc -= 1
+        if self.nexc < 0:
+            raise FallbackError("END_ASYNC_FOR with no handled exception")
+        self.out.append(("exit", self.nexc))
 
     # -- jumps ----------------------------------------------------------------------------------
     def op_JUMP(self, ins: Instr, arg: Any) -> None:
@@ -1015,15 +1065,15 @@ class Fallback:
             self.pop()
             e = self.pop()
             self.pop()
-        # re-raise unchanged: ``raise`` would set __context__ to the exception being handled
-        self.w("__pellucid_r = %s" % e)
-        self.w("__pellucid_ctx = __pellucid_r.__context__")
-        self.w("try:")
-        self.w("    raise __pellucid_r")
-        self.w("finally:")
-        self.w("    __pellucid_r.__context__ = __pellucid_ctx")
-        self.w("    __pellucid_r = None")
+        self._reraise_lines(e)
         self.end()
+
+    def _reraise_lines(self, e: str, indent: str = "") -> None:
+        # re-raise unchanged: ``raise`` would set __context__ to the exception being handled
+        for line in ("__pellucid_r = %s" % e, "__pellucid_ctx = __pellucid_r.__context__", "try:",
+                     "    raise __pellucid_r", "finally:", "    __pellucid_r.__context__ = __pellucid_ctx",
+                     "    __pellucid_r = None"):
+            self.w(indent + line)
 
     # -- exceptions ------------------------------------------------------------------------------
     def op_PUSH_EXC_INFO(self, ins: Instr, arg: Any) -> None:
@@ -1059,9 +1109,14 @@ class Fallback:
     def _protocol_check(self, enter: str, exit_: str, what: str) -> None:
         """3.11+ raise TypeError (not AttributeError) for a context manager without ``enter``
         or ``exit_``, naming the type as its ``tp_name`` does."""
-        if PY < (3, 11):
-            return  # the attribute lookups below raise what the interpreter raises
         t = "__pellucid_builtins.type(__pellucid_m)"
+        if PY < (3, 11):
+            # ≤3.10 look ``enter`` up, then ``exit_``, on the type, and raise AttributeError
+            # naming the missing method
+            for name in (enter, exit_):
+                self.w("if not __pellucid_builtins.hasattr(%s, %r):" % (t, name))
+                self.w("    raise __pellucid_builtins.AttributeError(%r)" % name)
+            return
         # a class statement's type (heap, mutable) has its bare name as tp_name; static and
         # extension types (immutable) their dotted name, builtins excepted
         tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
@@ -1244,10 +1299,6 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
             # A class body's ``__class__`` cell is made by the compiler for the methods that use
             # it; the state machine would store a cell of its own into ``__classcell__``.
             raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
-    if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
-        # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
-        # were seen to give wrong results: refusing is better than code that behaves differently.
-        raise FallbackError("exception handling on Python <= 3.10 is not supported by the fallback")
     return fb.lines()
 
 
