@@ -529,3 +529,107 @@ def drive(func, log, fail):
         return log, type(e).__name__
     return log
 """, [([], None), ([], KeyError), ([], ValueError)], driver="drive")
+
+# quopri.main (issue 15; raised DecompileError on 3.8-3.10, fell back on 3.11+): a try/except
+# in an `else` arm whose clause ends in `continue`, then a try/finally whose `finally` body is
+# an `if` (3.11+ copies it into the normal path, each arm going back to the loop).
+case("regr_for_try_except_continue_then_try_finally_if", r"""
+def f(args, log):
+    for name in args:
+        if name == "-":
+            fp = 1
+        else:
+            try:
+                fp = int(name)
+            except ValueError as msg:
+                log.append(str(msg)[:10])
+                continue
+        try:
+            log.append(10 // fp)
+        finally:
+            if name != "-":
+                log.append("closed")
+    return log
+""", [(["-", "2", "x", "0"], []), ([], []), (["5", "-"], [])])
+
+# netrc.netrc._parse (issue 15; raised on 3.8-3.10): in the inner `while 1`, an `if` arm that
+# holds a try/except and then raises (its clause leaves too) is body code, not a second break
+# target; the inner loop's `break` goes on around the outer loop.
+case("regr_nested_while_break_and_raising_try_arm", r"""
+def f(toks, log, d):
+    while 1:
+        tt = toks.pop() if toks else ""
+        if not tt:
+            break
+        elif tt == "m":
+            name = toks.pop()
+        else:
+            raise ValueError(tt)
+        while 1:
+            tt = toks.pop() if toks else ""
+            if tt in {"", "m"}:
+                if d:
+                    log.append((name, tt))
+                    if tt:
+                        toks.append(tt)
+                    break
+                else:
+                    raise ValueError(tt)
+            elif tt == "p":
+                if not d:
+                    try:
+                        x = d[tt]
+                    except KeyError:
+                        x = "uid"
+                    raise ValueError(x)
+                log.append(3)
+            else:
+                raise ValueError(tt)
+    return log
+""", [(["p", "x", "m"], [], {}), (["p", "x", "m"], [], {"a": 1}), (["", "p", "n", "m"], [], {"a": 1}),
+      (["m", "n", "m"], [], {"a": 1}), ([], [], {})])
+
+# Issue 18 (3.10+): `continue` in a `while c:` jumps back to the test before the loop, which
+# the structurer read as a loop of its own ("while c: while True: ... break; break", or a
+# fallback: "loop with several break targets").
+case("regr_while_cond_continue_break", r"""
+def f(s):
+    out = []
+    while s:
+        n = s.pop()
+        if n is None:
+            continue
+        if n < 0:
+            break
+        out.append(n)
+    return out, s
+""", [([],), ([1, None, 2],), ([3, -1, None, 4],)])
+
+case("regr_while_and_condition_continue_else", r"""
+def f(s, t):
+    while s and t:
+        n = s.pop()
+        if n is None:
+            continue
+        t.append(n)
+    else:
+        t.append("else")
+    return s, t
+""", [([], [0]), ([1, None, 2], [0]), ([1, 2], [])])
+
+# An enclosing `while True` whose back edge comes from after an inner `while c:` (reached by
+# the inner loop's `break`) is no `continue` of the inner loop.
+case("regr_while_true_around_while_cond_with_break", r"""
+def f(items, log):
+    while True:
+        log.append("round")
+        while items:
+            x = items.pop()
+            if x == 0:
+                break
+            log.append(x)
+        else:
+            break
+        log.append("after inner")
+    return log
+""", [([1, 0, 2], []), ([], []), ([0, 0], [])])

@@ -49,6 +49,11 @@ STRUCTURED = (
     "regr_break_in_except_of_while_true_in_try",  # tarfile.TarFile.__init__
     "regr_return_in_except_clause_inside_with",  # raised on 3.8-3.10
     "regr_try_finally_return_calls_in_if_arms",  # raised on 3.8-3.10
+    "regr_for_try_except_continue_then_try_finally_if",  # quopri.main
+    "regr_nested_while_break_and_raising_try_arm",  # netrc.netrc._parse
+    "regr_while_cond_continue_break",  # issue 18 (3.13)
+    "regr_while_and_condition_continue_else",
+    "regr_while_true_around_while_cond_with_break",
 )
 
 
@@ -100,6 +105,10 @@ NESTING = [
     ("regr_break_in_except_of_while_true_in_try",
      lambda t: any(isinstance(n, ast.Break) for h in ast.walk(t) if isinstance(h, ast.ExceptHandler)
                    for n in ast.walk(h)), "the break is in the except clause"),
+    ("regr_while_cond_continue_break",
+     lambda t: len([n for n in ast.walk(t) if isinstance(n, ast.While)]) == 1, "one while loop"),
+    ("regr_while_and_condition_continue_else",
+     lambda t: len([n for n in ast.walk(t) if isinstance(n, ast.While)]) == 1, "one while loop"),
     ("regr_async_with_no_extra_return",
      lambda t: not _nodes_inside(t, ast.AsyncWith, ast.Return), "no return inside the async with"),
 ]

@@ -75,6 +75,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.latch_tests: Set[Block] = set()  # first blocks of the re-tests of the loops being built
         # tests before 3.10+ ``while`` loops being read as their guard (see loops._rotated_guard)
         self.guard_tries: Set[Block] = set()
+        self.guard_failed: Set[Block] = set()
         self.break_cuts: Dict[Block, Tuple[int, Block]] = {}
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}

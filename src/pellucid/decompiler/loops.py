@@ -19,6 +19,10 @@ from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
 _ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
+class _GuardNotLoop(StructureError):
+    """(a test read as a ``while`` loop's guard has no such loop after it)"""
+
+
 def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
     """A chain of single-predecessor blocks ending in return/raise.
 
@@ -50,19 +54,49 @@ def _break_jump(block: Block, body: FrozenSet[Block]) -> bool:
         and block.jump not in body and block.jump is not block
 
 
+def _raw_chain(handler: Any) -> List[int]:
+    """Handler targets from ``handler`` outwards (transparent ones included)."""
+    out: List[int] = []
+    while handler is not None and handler.target not in out:
+        out.append(handler.target)
+        handler = handler.outer
+    return out
+
+
+def _jumped_to(block: Block, body: FrozenSet[Block]) -> bool:
+    """Code of the body jumps to ``block`` (outside it) unconditionally: a ``break`` (from an
+    ``except`` clause: ``POP_EXCEPT; JUMP``), which a ``return`` written in the body never is."""
+    return any(p in body and p.last.op == "JUMP" and p.jump is block and len(p.instrs) > 1
+               for p in block.preds)
+
+
 def _leaving_blocks(block: Block, body: FrozenSet[Block], limit: int = 64,
-                    handler: Any = None, same_handler: bool = False) -> Optional[Set[Block]]:
+                    handler: Any = None, same_handler: bool = False,
+                    handler_blocks: Optional[Dict[int, Block]] = None) -> Optional[Set[Block]]:
     """The blocks reached from ``block`` when every path from it returns or raises without
-    coming back to ``body`` (``None`` otherwise, or when there are more than ``limit + 1``;
-    with ``same_handler``, also when one of them has another exception handler)."""
+    coming back to ``body`` (``None`` otherwise, or when there are more than ``limit + 1``).
+
+    With ``same_handler``, every block must be in the exception context ``handler`` (the
+    body's), or in a ``try`` nested in it whose handler code (found in ``handler_blocks``)
+    leaves too."""
+    outer = _raw_chain(handler) if same_handler else []
     seen: Set[Block] = set()
     work = [block]
     while work:
         b = work.pop()
         if b in seen:
             continue
-        if b in body or len(seen) > limit or (same_handler and b.handler != handler):
+        if b in body or len(seen) > limit:
             return None
+        if same_handler and b.handler != handler:
+            chain = _raw_chain(b.handler)
+            if handler_blocks is None or chain[len(chain) - len(outer):] != outer:
+                return None
+            for target in chain[:len(chain) - len(outer)]:
+                h = handler_blocks.get(target)
+                if h is None:
+                    return None
+                work.append(h)
         seen.add(b)
         if not b.succs and b.last.op not in _ENDS:
             return None
@@ -75,21 +109,24 @@ def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
     return _leaving_blocks(block, body) is not None
 
 
-def _leaving_region(block: Block, body: FrozenSet[Block], header: Block) -> bool:
+def _leaving_region(block: Block, body: FrozenSet[Block], header: Block,
+                    handler_blocks: Optional[Dict[int, Block]] = None) -> bool:
     """Body code that branches but never comes back: every path from ``block`` returns or
     raises, and each of its blocks is entered only from ``body`` or from the region itself.
 
     ``if x: (if y: return 1 else: return 2)`` in a loop: the natural loop leaves the inner
     test out (no path from it reaches the back edge), yet it is the body's code, run with
     the loop's iterators still on the stack, and written inline like a lone ``return``.
-    The region stays in the exception context of the body where it starts (a ``try`` inside
-    it could lead back into the loop through a handler, an edge ``succs`` does not list), and
-    holds no block the loop ``header`` leaves to: that is the code after the loop (which
-    ``while c: ... if x: ...; break`` may reach only from the body and the header).
+    The region stays in the exception context of the body where it starts, or in ``try``
+    statements inside it whose handlers leave too (a handler could lead back into the loop,
+    an edge ``succs`` does not list), and holds no block the loop ``header`` leaves to: that
+    is the code after the loop (which ``while c: ... if x: ...; break`` may reach only from
+    the body and the header).
     """
     if not block.preds:
         return False
-    region = _leaving_blocks(block, body, 63, block.preds[0].handler, same_handler=True)
+    region = _leaving_blocks(block, body, 63, block.preds[0].handler, same_handler=True,
+                             handler_blocks=handler_blocks)
     if region is None:
         return False
     return all((p in body and p is not header) or p in region for b in region for p in b.preds)
@@ -162,7 +199,8 @@ class LoopBuilder:
         Handler code is part of the loop when it goes back to it (``continue`` in an
         ``except`` clause); what such code reaches only to return or re-raise is no exit."""
         exits = {s for b in body for s in b.succs
-                 if s not in body and (not _terminal_path(s, body) or _break_jump(s, body))}
+                 if s not in body and (not _terminal_path(s, body) or _break_jump(s, body)
+                                       or _jumped_to(s, body))}
         if header is None or not exits:
             return exits
         normal: Set[Block] = set()
@@ -180,7 +218,8 @@ class LoopBuilder:
                 or not _only_leaves(s, body)}
         # Body code that only returns or raises (see _leaving_region) is no exit -- unless it is
         # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
-        leaving = {s for s in kept if _leaving_region(s, body, header)}
+        leaving = {s for s in kept if not _break_jump(s, body)
+                   and _leaving_region(s, body, header, self.cfg.block_at)}
         if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
             kept -= leaving
         return kept
@@ -509,15 +548,25 @@ class LoopBuilder:
             body = self.once_for_body(header) or frozenset()
             if not body:
                 raise StructureError("FOR_ITER outside a loop header")
-        if self._rotated_guard(header, body):
+        if self._rotated_guard(header, body, stack):
             # (the test of a 3.10+ ``while c:`` that ``continue`` jumps back to: the loop is the
-            # one after it, see build_guarded_while)
+            # one after it, see build_guarded_while; when that reading fails, the test is read
+            # as a loop of its own)
             self.guard_tries.add(header)
+            saved, written = self.save_state(), len(out)  # type: ignore[attr-defined]
             try:
                 built = self.run_block(header, list(stack), ctx, stop, out)  # type: ignore[attr-defined]
+                return (None, None) if built is None else built
+            except _GuardNotLoop:
+                self.restore_state(saved)  # type: ignore[attr-defined]
+                del out[written:]
+                self.guard_failed.add(header)
             finally:
                 self.guard_tries.discard(header)
-            return (None, None) if built is None else built
+        return self._build_loop(header, body, stack, ctx, stop, out)
+
+    def _build_loop(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                    stop: FrozenSet[Block], out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         body = self.with_clauses(body)
         exits = self._exits(body, header)
         if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
@@ -535,27 +584,29 @@ class LoopBuilder:
             raise StructureError("loop body runs on out of its region")
         return stmts
 
-    def _rotated_guard(self, header: Block, body: FrozenSet[Block]) -> bool:
+    def _rotated_guard(self, header: Block, body: FrozenSet[Block], stack: List[Any]) -> bool:
         """``header`` is the test before a 3.10+ ``while c:`` loop (the loop re-tests ``c`` at its
         end) and heads a loop only because ``continue`` in it jumps back there: the test's
         way into the loop is a loop header whose latch tests, and every jump back to
         ``header`` comes from code only that loop reaches.  (In ``while True: while c: ...``
-        the outer loop's jump back comes from after the inner loop.)"""
-        if header.last.op not in POP_JUMPS or header in self.guard_tries:
+        the outer loop's jump back comes from after the inner loop.)  The test must be only
+        a condition: a ``continue`` to it would skip statements before it."""
+        if header.last.op not in POP_JUMPS or header in self.guard_tries or header in self.guard_failed:
             return False
+        saved = self.save_state()  # type: ignore[attr-defined]
+        trial, sink = list(stack), []  # type: ignore[var-annotated]
+        try:
+            for ins in header.instrs[:-1]:
+                self.step(ins, trial, sink)  # type: ignore[attr-defined]
+            _, t, f, _, chain = self._fold_condition(header, trial)  # type: ignore[attr-defined]
+        except (StructureError, IndexError):
+            return False
+        finally:
+            self.restore_state(saved)  # type: ignore[attr-defined]
+        if sink:
+            return False
+        guard, succs = set(chain), [t, f]
         latches = [p for p in header.preds if p in body and self.cfg.dominates(header, p)]
-        # the blocks the test (``while a and b:``: several) goes on to
-        tests, succs, guard = [header], [], {header}
-        while tests and len(succs) < 8:
-            t = tests.pop()
-            for succ in (t.fallthrough, t.jump):
-                if succ is None or succ in succs:
-                    continue
-                succs.append(succ)
-                if succ.last.op in POP_JUMPS and len(succ.preds) == 1 and succ.preds[0] is t \
-                        and not self.cfg.is_loop_header(succ):
-                    tests.append(succ)
-                    guard.add(succ)
         for succ in succs:
             inner = past_lone_jumps(succ)
             if inner is header or inner in self.active_loops or not self.cfg.is_loop_header(inner) \
@@ -767,6 +818,15 @@ class LoopBuilder:
 
         ``guard``: the block where the guard's test starts; when ``continue`` jumps back to it
         (see ``_rotated_guard``), it is a second continue point of the loop."""
+        built = self._guarded_while(cond, header, exit_block, stack, ctx, stop, out, guard)
+        if built is None and guard is not None and guard in self.guard_tries:
+            raise _GuardNotLoop()
+        return built
+
+    def _guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
+                       stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                       out: List[ast.stmt], guard: Optional[Block]
+                       ) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
         if len(header.instrs) == 1 and header.last.op == "JUMP" and header.jump is not None \
                 and self.cfg.is_loop_header(header.jump):
             header = header.jump  # (a guard in several blocks ends in a jump to the loop)

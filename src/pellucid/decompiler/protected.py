@@ -464,6 +464,8 @@ class ProtectedBuilder:
             if not _starts_with(rest, final):
                 rest = _loop_exits_as_breaks(rest)
             if not _starts_with(rest, final):
+                rest = _drop_jumps_before_same(rest)
+            if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
@@ -471,7 +473,8 @@ class ProtectedBuilder:
         after, copies = self._try_follow(exit_block, hblock)
         loop = ctx.loop
         # (the loop's own points: when the body's normal exit goes on around the loop too)
-        targets = (loop.cont, loop.header, loop.brk) if loop is not None and exit_block is not None else ()
+        targets = (loop.cont, loop.header, loop.brk) + tuple(loop.conts) \
+            if loop is not None and exit_block is not None else ()
         around = frozenset(b for b in targets if b is not None)
         if after in targets:
             # A clause that goes on around the loop (``else: continue`` of a for-else in it)
@@ -480,6 +483,15 @@ class ProtectedBuilder:
             alt, alt_copies = self._try_follow(exit_block, hblock, around)
             if alt is not None and alt not in around:
                 after, copies = alt, alt_copies
+        if after is not None and after in targets and exit_block is not None and (
+                exit_block in stop or exit_block is not after and all(
+                    isinstance(self.loop_jump(x, ctx), ast.Break) for x in self._clause_exits(hblock))):
+            # The clauses go on only around the loop, and the body where the walk must stop
+            # (an enclosing ``if``'s arms meet there), or elsewhere than the clauses' jump to
+            # the loop's exit (which only ``break`` makes, never the end of a clause): each
+            # clause ends in its own ``continue``/``break``, the statement ends where the
+            # body does.
+            after, copies = exit_block, []
         if after in targets:
             # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
             # only around the loop; where the clauses go on is the statement's follow.
@@ -600,22 +612,7 @@ class ProtectedBuilder:
         and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
         which is why a post-dominator of the handler is no answer.  Also the blocks that are
         copies of that point (where clauses go on with the same code)."""
-        exits: List[Block] = []
-        seen = set()
-        work = [hblock]
-        while work:
-            b = work.pop()
-            if b in seen:
-                continue
-            seen.add(b)
-            if any(i.op == "POP_EXCEPT" for i in b.instrs):
-                # (not a path that only returns: that leaves the function, not the clause;
-                # nested in a clause, its POP_EXCEPT is the enclosing clause's.  But a clause
-                # that jumps there falls off its end: ≤3.10 write ``return`` inline.)
-                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None))
-                              or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
-                continue
-            work.extend(b.succs)
+        exits = self._clause_exits(hblock)
         if around:
             exits = [x for x in exits if past_lone_jumps(x) not in around]
             if not exits:
@@ -642,6 +639,26 @@ class ProtectedBuilder:
             if code is not None and all(_tail_past_jump(p) == code for p in points[1:]):
                 return points[0], [p for p in points[1:] if p is not points[0]]
         return after, []
+
+    def _clause_exits(self, hblock: Block) -> List[Block]:
+        """Where the clauses of the handler at ``hblock`` go on: what follows each POP_EXCEPT."""
+        exits: List[Block] = []
+        seen = set()
+        work = [hblock]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            if any(i.op == "POP_EXCEPT" for i in b.instrs):
+                # (not a path that only returns: that leaves the function, not the clause;
+                # nested in a clause, its POP_EXCEPT is the enclosing clause's.  But a clause
+                # that jumps there falls off its end: ≤3.10 write ``return`` inline.)
+                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None))
+                              or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
+                continue
+            work.extend(b.succs)
+        return exits
 
     def _trailing_breaks(self, handlers: List[ast.ExceptHandler], stack: List[Any], ctx: Ctx) -> None:
         """Clauses that end in a copy of the code after the enclosing loop end in ``break``.
@@ -1108,6 +1125,28 @@ def _loop_exits_as_breaks(stmts: List[ast.stmt]) -> List[ast.stmt]:
 
     new = stmts[:-2] + [tail(stmts[-2]), end]
     return new if changed[0] else stmts
+
+
+def _drop_jumps_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: A else: continue`` followed by ``continue`` -> ``if c: A`` then ``continue``
+    (likewise ``break``, and ``return`` of a constant; either arm).  The arm's own copy of the
+    jump runs the same jump as the statement after the ``if``: the normal-path copy of a
+    ``finally`` body that ends a loop body jumps back from each of its arms."""
+    out = list(stmts)
+    for i in range(len(out) - 1):
+        st, nxt = out[i], out[i + 1]
+        if not isinstance(st, ast.If) or not isinstance(nxt, (ast.Continue, ast.Break, ast.Return)):
+            continue
+        if isinstance(nxt, ast.Return) and not (nxt.value is None or isinstance(nxt.value, ast.Constant)):
+            continue
+        key = ast.dump(nxt)
+        body = st.body[:-1] if st.body and ast.dump(st.body[-1]) == key else st.body
+        orelse = st.orelse[:-1] if st.orelse and ast.dump(st.orelse[-1]) == key else st.orelse
+        if body is not st.body or orelse is not st.orelse:
+            new = copy.copy(st)
+            new.body, new.orelse = body or [ast.Pass()], orelse
+            out[i] = new
+    return out
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:

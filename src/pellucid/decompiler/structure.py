@@ -315,6 +315,7 @@ class Structurer:
     outer_floor = 0
     latch_tests: Set[Block]  # set by the host's __init__: a loop's re-test is no operand of an ``if``
     guard_tries: Set[Block]  # set by the host's __init__ (see loops._rotated_guard)
+    guard_failed: Set[Block]  # (likewise)
     forward_only_tests = False  # 3.12+: conditional jumps only go forward (set by the host)
     returns_const = False  # 3.12+: ``return <constant>`` is one RETURN_CONST (set by the host)
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
@@ -793,8 +794,11 @@ class Structurer:
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
         else:
             # (Not for an exception-match test: handler recognition walks its arms itself.)
+            # (also when the arms meet only at the loop's next iteration or exit as far as normal
+            # flow tells: a ``try`` in one arm may meet the other through its clauses)
             joined = self._arms_to_join(t, f, stack, ctx, stop) \
-                if merge is None and not any(isinstance(n, M.Marker) for n in all_nodes(cond)) else None
+                if (merge is None or (self.loop_jump(merge, ctx) is not None and self._has_try(t, f, ctx))) \
+                and not any(isinstance(n, M.Marker) for n in all_nodes(cond)) else None
             if joined is not None:
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = joined
             else:
@@ -855,6 +859,10 @@ class Structurer:
             raise StructureError("branches leave different values on the stack")
         self.emit(out, self.make_if(cond, then_s, else_s), stack)
         return then_stack, then_end
+
+    def _has_try(self, t: Block, f: Block, ctx: Ctx) -> bool:
+        """An arm starts a ``try``/``with`` statement (a handler other than the region's)."""
+        return any(self.effective_handler(b) != ctx.exc for b in (t, f))  # type: ignore[attr-defined]
 
     def _arms_to_join(self, t: Block, f: Block, stack: List[Any], ctx: Ctx,
                       stop: FrozenSet[Block]) -> Optional[Tuple[WalkResult, WalkResult]]:
