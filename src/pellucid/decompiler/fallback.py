@@ -163,7 +163,8 @@ class Fallback:
             # of clauses entered after the handler's SETUP_* are popped (each restoring the
             # exception it saved), so a handler runs with one more handled exception than its
             # protected code had where it was set up -- not than where the exception came from
-            # (an ``__exit__`` raising in a ``with`` handler).  A first pass finds that level.
+            # (an ``__exit__`` raising in a ``with`` handler, a ``finally`` around an ``except``
+            # clause).  A first pass finds that level: the lowest of the code it protects.
             self._tolerant = True
             self._analyse()
             self.entry = {}
@@ -182,6 +183,14 @@ class Fallback:
                 raise FallbackError("stack dataflow does not settle")
             b = work.pop()
             st = self.entry[b]
+            if self._tolerant:
+                # (every handler in force here was set up at this level or below)
+                h = b.handler
+                while h is not None:
+                    known = self.legacy_nexc.get(h.target)
+                    if known is None or st.nexc < known:
+                        self.legacy_nexc[h.target] = st.nexc
+                    h = h.outer
             out: List[str] = []
             end, nexc_exit, edges = self.run_block(b, st, out, emit=False)
             for succ, state in edges:
@@ -203,10 +212,6 @@ class Fallback:
                 base.append((V, None))
             base.append((V, None))
             return _State(tuple(base), nexc)
-        if self._tolerant:
-            known = self.legacy_nexc.get(h.target)
-            if known is None or nexc < known:
-                self.legacy_nexc[h.target] = nexc
         nexc = self.legacy_nexc.get(h.target, nexc)
         base.extend([("saved", None)] * 3 + [(V, None)] * 3)
         return _State(tuple(base), nexc + 1)
