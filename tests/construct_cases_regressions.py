@@ -633,3 +633,13 @@ def f(items, log):
         log.append("after inner")
     return log
 """, [([1, 0, 2], []), ([], []), ([0, 0], [])])
+
+# Issue 15 (3.8): the 3.8 writer put f-string literal parts in the source unescaped: rf"\b{s}\b"
+# came back as backspaces, "\r\n" as a newline, "\t\\x" did not compile, "\0" was a null byte.
+case("regr_fstring_escapes_in_literal_parts", r'''
+def f(s, w):
+    return (rf"\b{s}\b", f"{s}\r\n", f"{s}\t\\x", f"{s}\0", f"{s!r:>{w}}'\"{{}}",
+            f"\N{BULLET} {s}\x7f", f"{s:{w}.3}|{s!a:\t>5}|{'q' + s}|{ {1: 2}[1]}", f"{s}\\",
+            f"""{s}
+"'{w}'" """)
+''', [("x", 4), ("a\\b", 7), ("", 1)])
