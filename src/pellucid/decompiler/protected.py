@@ -93,7 +93,39 @@ class ProtectedBuilder:
 
         For ``finally`` and ``with`` regions the answer is the path's statements (the ``finally``
         copy, then ``return``/``break``/``continue``), which belong at the end of the body;
-        ``True`` means "walk on, the path is part of the body"; ``False`` that it is not one."""
+        ``True`` means "walk on, the path is part of the body"; ``False`` that it is not one.
+
+        Leaving an ``except`` statement's body, the path may also leave enclosing ``finally``/
+        ``with`` statements (``continue`` in a ``try`` inside a ``try/finally``: the finally
+        copy, then the jump): it is read by them in turn, and is then the body's end too."""
+        found = self._private_exit(block, ctx, stack)
+        if found is not False or ctx.exc is None or self._absorb.get(ctx.exc) != "except" \
+                or not any(self._absorb.get(lv) in ("finally", "with")
+                           for lv in self._enclosing_levels(ctx.exc)):
+            return found
+        before = self.seq_counter
+        trial = self._exit_path(block, ctx, stack)
+        if trial is None:
+            return False
+        body = _fold_spilled_return(self._drop_outer_copies(list(trial), ctx.exc))
+        if len(body) == 1 and isinstance(body[0], (ast.Break, ast.Continue)):
+            return trial
+        if len(body) == 1 and isinstance(body[0], ast.Return) and _computed_before(body[0].value, before):
+            return trial
+        return False
+
+    def _enclosing_levels(self, level: int) -> List[int]:
+        """The handler levels of the statements enclosing ``level``'s, innermost first."""
+        out: List[int] = []
+        ctxs = self._level_ctxs()
+        here = ctxs.get(level)
+        while here is not None and here.exc is not None and here.exc not in out:
+            out.append(here.exc)
+            here = ctxs.get(here.exc)
+        return out
+
+    def _private_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Union[bool, List[ast.stmt]]:
+        """(``private_exit`` for the statement's own region)"""
         mode = self._absorb.get(ctx.exc) if ctx.exc is not None else None
         if mode is None:
             return False
