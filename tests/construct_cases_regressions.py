@@ -643,3 +643,18 @@ def f(s, w):
             f"""{s}
 "'{w}'" """)
 ''', [("x", 4), ("a\\b", 7), ("", 1)])
+
+# Issue 18 (3.10, 3.12, 3.13): the tail after a conditional expression is copied into both arms,
+# so `lambda a: (a if a else 2) + 1` read as two returns ("lambda body is not a single
+# expression": fallback on 3.13; on 3.10 'return 2 + 1', which compiles to the constant 3).
+case("regr_conditional_expression_then_copied_tail", r"""
+def f(a, b):
+    g = lambda a: (a if a else 2) + 1
+    h = lambda s: (s if s else b).upper()
+    return g(a), h(a if isinstance(a, str) else ""), g.__code__.co_consts[1:]
+""", [(0, "x"), (5, "y"), ("", "z")])
+
+case("regr_return_conditional_expression_then_call", r"""
+def f(a, b):
+    return (a if a else b).count(1)
+""", [([1, 1], [2]), ([], [1, 1, 1])])

@@ -54,6 +54,8 @@ STRUCTURED = (
     "regr_while_cond_continue_break",  # issue 18 (3.13)
     "regr_while_and_condition_continue_else",
     "regr_while_true_around_while_cond_with_break",
+    "regr_conditional_expression_then_copied_tail",  # issue 18 (3.13)
+    "regr_return_conditional_expression_then_call",
 )
 
 

@@ -142,6 +142,13 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     return None
 
 
+def _copied_return(a: ast.stmt, b: ast.stmt) -> bool:
+    """Two ``return`` statements made from copies of one ``RETURN_VALUE`` (the same source
+    position, known)."""
+    pa, pb = getattr(a, "_pos", None), getattr(b, "_pos", None)
+    return pa is not None and pa == pb
+
+
 def _copied_constant_return(block: Block) -> bool:
     """``block`` is ``LOAD_CONST c; RETURN_VALUE`` from two raw instructions, not one
     ``RETURN_CONST`` (meaningful where RETURN_CONST exists, 3.12+)."""
@@ -817,6 +824,16 @@ class Structurer:
             self.emit(out, ast.Return(ast.IfExp(cond, then_s[0].value,  # type: ignore[attr-defined]
                                                 else_s[0].value)), stack)  # type: ignore[attr-defined]
             return None
+        if then_stack is None and else_stack is None and _single_return(then_s) \
+                and _single_return(else_s) and _copied_return(then_s[0], else_s[0]) \
+                and not any(isinstance(n, M.Marker) for n in all_nodes(cond)):
+            # 3.10+ copy a short tail into each arm of a conditional expression: ``return (a
+            # if a else 2) + 1`` became two returns, each at the one return's place in the
+            # source (a ``return`` written twice is at two places).
+            merged = _merge_returns(cond, then_s[0].value, else_s[0].value, [])  # type: ignore[attr-defined]
+            if merged is not None:
+                self.emit(out, ast.Return(merged), stack)
+                return None
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
             # which is how such code is written (``if not x: raise ...`` for an assert).
