@@ -281,8 +281,6 @@ def test_forced_fallback_async_with_and_for(forced):
 # as globals -- names the original never uses, so the fuzz shape check failed.  Everything the
 # fallback needs now goes through its own ``__pellucid_builtins`` and constants.
 @pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
-@pytest.mark.xfail(sys.version_info[:2] == (3, 10), strict=True,
-                   reason="3.10's fallback loses track of the stack in a match (stack underflow)")
 def test_fallback_match_uses_no_names_of_its_own(monkeypatch):
     import os
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -409,3 +407,79 @@ def test_fallback_refuses_generic_class_on_312(monkeypatch):
     exec(compile(_GENERIC_CLASS, "<generic>", "exec"), namespace)
     with pytest.raises(pellucid.DecompileError, match="generic class in a fallback body on 3.12"):
         pellucid.decompile(namespace["outer"])
+
+
+# MATCH_CLASS had no fallback (decompiling raised once the structurer gave up on a function with
+# a class pattern); MATCH_KEYS and MATCH_CLASS push two values on 3.10.
+_MATCH_CLASSES = '''
+class P:
+    __match_args__ = ("a", "b")
+    def __init__(self):
+        self.a, self.b = 1, 2
+
+class Q:
+    __match_args__ = ["a"]
+
+class R:
+    pass
+
+class Pt:
+    __match_args__ = ("x", "y")
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+class NS:
+    notype = 5
+
+def f(subj, k):
+    if k == 0:
+        match subj:
+            case NS.notype():
+                return "m"
+    if k == 1:
+        match subj:
+            case P(x, y, z):
+                return "m"
+    if k == 2:
+        match subj:
+            case Q(x):
+                return "m"
+    if k == 3:
+        match subj:
+            case R(x):
+                return "m"
+    if k == 4:
+        match subj:
+            case P(x, a=y):
+                return "m"
+    if k == 5:
+        match subj:
+            case int(x, y):
+                return "m"
+    match subj:
+        case Pt(0, y=5):
+            return "origin-ish"
+        case Pt(x, y) if x > y:
+            return ("gt", x, y)
+        case int(n) | str(n):
+            return ("scalar", n)
+        case {"k": v, **rest}:
+            return ("map", v, rest)
+        case [a, *b]:
+            return ("seq", a, b)
+    return "nomatch"
+'''
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
+def test_forced_fallback_class_and_mapping_patterns(forced):
+    namespace = {}
+    exec(compile(_MATCH_CLASSES, "<match>", "exec"), namespace)
+    f = namespace["f"]
+    P, Q, R, Pt = (namespace[n] for n in ("P", "Q", "R", "Pt"))
+    inputs = [(1, 0), (P(), 1), (Q(), 2), (R(), 3), (P(), 4), (3, 5), (Pt(0, 5), 6), (Pt(3, 1), 6),
+              (Pt(1, 3), 6), (7, 6), ("s", 6), ({"k": 1, "z": 2}, 6), ([1, 2, 3], 6), (2.5, 6)]
+    expected = [_outcome(f, *args) for args in inputs]
+    assert MARKER in pellucid.decompile(f)
+    new = _recompiled(f)
+    assert [_outcome(new, *args) for args in inputs] == expected

@@ -155,6 +155,8 @@ class Fallback:
         self.exit_nexc: Dict[Block, int] = {}
         self._tolerant = False
         self.legacy_nexc: Dict[int, int] = {}  # (≤3.10) handler -> handled exceptions at its setup
+        self.uses_match_class = False
+        self.uses_match_keys = False
 
     # -- dataflow -------------------------------------------------------------------------------
     def analyse(self) -> None:
@@ -270,6 +272,10 @@ class Fallback:
         # globals may shadow them (the ast module defines a class named ``slice``).
         head = ["%s = %r" % (MARKER, self.reason), "import builtins as __pellucid_builtins",
                 "%s = %d" % (STATE, self.cfg.blocks[0].id)]
+        if self.uses_match_class:
+            head[2:2] = _MATCH_CLASS_HELPER
+        if self.uses_match_keys:
+            head[2:2] = _MATCH_KEYS_HELPER
         nargs = self.code.co_argcount + self.code.co_kwonlyargcount + bool(self.code.co_flags & 4) \
             + bool(self.code.co_flags & 8)
         args = set(self.code.co_varnames[:nargs])
@@ -1229,20 +1235,131 @@ class Fallback:
     def op_MATCH_KEYS(self, ins: Instr, arg: Any) -> None:
         keys = self.top_name()
         subj = _slot(len(self.stack) - 2)
-        self.push("__pellucid_builtins.tuple(%s[__pellucid_k] for __pellucid_k in %s) if __pellucid_builtins.all(__pellucid_k in %s for __pellucid_k in %s) else None"
-                  % (subj, keys, subj, keys))
+        self.uses_match_keys = True
+        self.push("__pellucid_match_keys(%s, %s)" % (subj, keys))
+        if PY < (3, 11):  # 3.10 pushes whether they matched too
+            self.push("%s is not None" % self.top_name())
+
+    def op_MATCH_CLASS(self, ins: Instr, arg: int) -> None:
+        names = self.pop()
+        cls = self.pop()
+        subj = self.pop()
+        self.uses_match_class = True
+        d = len(self.stack)
+        self.push("__pellucid_match_class(%s, %s, %d, %s)" % (subj, cls, arg, names))
+        if PY < (3, 11):
+            # 3.10 leaves the attributes (or, when there is no match, the subject) and whether
+            # the class matched
+            self.w("if %s is None:" % _slot(d))
+            self.w("    %s = %s" % (_slot(d), subj))
+            self.w("    %s = False" % _slot(d + 1))
+            self.w("else:")
+            self.w("    %s = True" % _slot(d + 1))
+            self.stack.append((V, None))
 
     def op_COPY_DICT_WITHOUT_KEYS(self, ins: Instr, arg: Any) -> None:
+        # (statements, not a comprehension: one would make the slots it reads cells)
         keys = self.pop()
         subj = self.top_name()
-        self.push("{__pellucid_k: __pellucid_v for __pellucid_k, __pellucid_v in __pellucid_builtins.dict(%s).items() if __pellucid_k not in %s}"
-                  % (subj, keys))
+        self.w("__pellucid_keys = %s" % keys)  # (the result takes the keys' slot)
+        d = len(self.stack)
+        self.push("{**%s}" % subj)
+        self.w("for __pellucid_k in __pellucid_keys:")
+        self.w("    del %s[__pellucid_k]" % _slot(d))
 
     def op_NOP(self, ins: Instr, arg: Any) -> None:
         pass
 
     def op_UNSUPPORTED(self, ins: Instr, arg: Any) -> None:
         raise FallbackError("unsupported opcode %s" % (arg,))
+
+
+# MATCH_CLASS and MATCH_KEYS as functions (defined in a fallback body that needs them).  They
+# name nothing the original code does not: attributes are read with getattr and constants,
+# values collected in tuples.
+_G = "__pellucid_builtins.getattr"
+_TP_NAME = ("(%s(__pellucid_c, '__name__') if %s(__pellucid_c, '__flags__') & 768 == 512 or "
+            "%s(__pellucid_c, '__module__') == 'builtins' else %s(__pellucid_c, '__module__') + '.' + "
+            "%s(__pellucid_c, '__name__'))" % (_G, _G, _G, _G, _G))
+_MATCH_SELF = ("__pellucid_builtins.bool, __pellucid_builtins.bytearray, __pellucid_builtins.bytes, "
+               "__pellucid_builtins.dict, __pellucid_builtins.float, __pellucid_builtins.frozenset, "
+               "__pellucid_builtins.int, __pellucid_builtins.list, __pellucid_builtins.set, "
+               "__pellucid_builtins.str, __pellucid_builtins.tuple")
+# what a class pattern ``cls(p1, ..., k1=..., ...)`` does to its subject: the attributes it
+# matches, or None; with the interpreter's TypeErrors
+_MATCH_CLASS_HELPER = [
+    "def __pellucid_match_class(__pellucid_s, __pellucid_c, __pellucid_n, __pellucid_names):",
+    "    import builtins as __pellucid_builtins",  # (its own: no cell for the enclosing one)
+    "    if not __pellucid_builtins.isinstance(__pellucid_c, __pellucid_builtins.type):",
+    "        raise __pellucid_builtins.TypeError(%r)" % (
+        "called match pattern must be a class" if PY >= (3, 12) else "called match pattern must be a type"),
+    "    if not __pellucid_builtins.isinstance(__pellucid_s, __pellucid_c):",
+    "        return None",
+    "    __pellucid_pos = ()",
+    "    __pellucid_self = False",
+    "    if __pellucid_n:",
+    "        try:",
+    "            __pellucid_pos = %s(__pellucid_c, '__match_args__')" % _G,
+    "        except __pellucid_builtins.AttributeError:",
+    "            __pellucid_self = __pellucid_builtins.issubclass(__pellucid_c, (%s))" % _MATCH_SELF,
+    "            __pellucid_pos = (None,) if __pellucid_self else ()",
+    "        else:",
+    "            if __pellucid_builtins.type(__pellucid_pos) is not __pellucid_builtins.tuple:",
+    "                raise __pellucid_builtins.TypeError('%%s.__match_args__ must be a tuple (got %%s)' %% (%s, "
+    "%s(__pellucid_builtins.type(__pellucid_pos), '__name__')))" % (_TP_NAME, _G),
+    "        if __pellucid_builtins.len(__pellucid_pos) < __pellucid_n:",
+    "            __pellucid_k = __pellucid_builtins.len(__pellucid_pos)",
+    "            raise __pellucid_builtins.TypeError('%%s() accepts %%d positional sub-pattern%%s (%%d given)' %% (%s, "
+    "__pellucid_k, '' if __pellucid_k == 1 else 's', __pellucid_n))" % _TP_NAME,
+    "    __pellucid_got = ()",
+    "    __pellucid_seen = ()",
+    "    if __pellucid_self:",
+    "        __pellucid_got = (__pellucid_s,)",
+    "    else:",
+    "        for __pellucid_a in __pellucid_pos[:__pellucid_n]:",
+    "            if not __pellucid_builtins.isinstance(__pellucid_a, __pellucid_builtins.str):",
+    "                raise __pellucid_builtins.TypeError('__match_args__ elements must be strings (got %%s)' %% "
+    "%s(__pellucid_builtins.type(__pellucid_a), '__name__'))" % _G,
+    "            if __pellucid_a in __pellucid_seen:",
+    "                raise __pellucid_builtins.TypeError('%%s() got multiple sub-patterns for attribute %%r' %% (%s, "
+    "__pellucid_a))" % _TP_NAME,
+    "            __pellucid_seen += (__pellucid_a,)",
+    "            try:",
+    "                __pellucid_got += (%s(__pellucid_s, __pellucid_a),)" % _G,
+    "            except __pellucid_builtins.AttributeError:",
+    "                return None",
+    "    for __pellucid_a in __pellucid_names:",
+    "        if __pellucid_a in __pellucid_seen:",
+    "            raise __pellucid_builtins.TypeError('%%s() got multiple sub-patterns for attribute %%r' %% (%s, "
+    "__pellucid_a))" % _TP_NAME,
+    "        __pellucid_seen += (__pellucid_a,)",
+    "        try:",
+    "            __pellucid_got += (%s(__pellucid_s, __pellucid_a),)" % _G,
+    "        except __pellucid_builtins.AttributeError:",
+    "            return None",
+    "    return __pellucid_got",
+]
+# the values of a mapping pattern's keys, each looked up with the subject's ``get``, or None
+# when one is missing; a key given twice is a ValueError
+_MATCH_KEYS_HELPER = [
+    "def __pellucid_match_keys(__pellucid_s, __pellucid_keys):",
+    "    import builtins as __pellucid_builtins",
+    "    if not __pellucid_keys:",
+    "        return ()",
+    "    __pellucid_get = %s(__pellucid_s, 'get')" % _G,
+    "    __pellucid_seen = __pellucid_builtins.set()",
+    "    __pellucid_missing = __pellucid_builtins.object()",
+    "    __pellucid_got = ()",
+    "    for __pellucid_k in __pellucid_keys:",
+    "        if __pellucid_k in __pellucid_seen:",
+    "            raise __pellucid_builtins.ValueError('mapping pattern checks duplicate key (%r)' % (__pellucid_k,))",
+    "        __pellucid_seen = __pellucid_seen | {__pellucid_k}",
+    "        __pellucid_v = __pellucid_get(__pellucid_k, __pellucid_missing)",
+    "        if __pellucid_v is __pellucid_missing:",
+    "            return None",
+    "        __pellucid_got += (__pellucid_v,)",
+    "    return __pellucid_got",
+]
 
 
 def _refers_to(code: types.CodeType, name: str) -> bool:

@@ -186,6 +186,9 @@ def strip_trailing_continue(stmts: List[ast.stmt]) -> List[ast.stmt]:
             last.orelse = strip_trailing_continue(last.orelse) or [ast.Pass()]
         for h in last.handlers:
             h.body = strip_trailing_continue(h.body) or [ast.Pass()]
+    elif type(last).__name__ == "Match":
+        for case in last.cases:  # type: ignore[attr-defined]
+            case.body = strip_trailing_continue(case.body) or [ast.Pass()]
     return stmts
 
 
@@ -259,6 +262,20 @@ class LoopBuilder:
             node = self.cfg.ipdom.get(node)
         return None
 
+    def _depth_above_iterator(self, block: Block) -> int:
+        """How many values ``block`` starts with above the iterator of the ``for`` loop being
+        built (0 when unknown)."""
+        header = getattr(self, "_for_header", None)
+        if header is None:
+            return 0
+        depths = getattr(self, "_depths", None)
+        if depths is None:
+            depths = self._depths = entry_depths(self.code)  # type: ignore[attr-defined]
+        here, there = depths.get(block.instrs[0].offset), depths.get(header.instrs[0].offset)
+        if here is None or there is None or here <= there:
+            return 0
+        return here - there
+
     def _iterator_pop(self, block: Block, stack: List[Any]) -> Optional[int]:
         """Index just past the instruction of ``block`` that pops a ``for`` loop's iterator.
 
@@ -268,6 +285,10 @@ class LoopBuilder:
         """
         saved = self.save_state()  # type: ignore[attr-defined]
         trial = list(stack)
+        # Values the block starts with above the iterator (3.11 pops a ``match`` subject's copy
+        # before the iterator on a ``break`` from a case): stand-ins, popped like any value.
+        extra = self._depth_above_iterator(block)
+        trial.extend(ast.Constant(None) for _ in range(extra))
         try:
             for k, ins in enumerate(block.instrs):
                 if ins.target is not None or ins.op in _ENDS:
@@ -658,6 +679,16 @@ class LoopBuilder:
         if not isinstance(it, M.Iterator):
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
+        saved_header = getattr(self, "_for_header", None)
+        self._for_header = header
+        try:
+            return self._build_for_body(header, body, exits, stack, ctx, stop, out, it, normal)
+        finally:
+            self._for_header = saved_header
+
+    def _build_for_body(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],
+                        ctx: Ctx, stop: FrozenSet[Block], out: List[ast.stmt], it: Any,
+                        normal: Optional[Block]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         inner, inner_targets = self._body_code_exits(exits, body, normal, stack)
         only_inner: Optional[Block] = None
         if inner:

@@ -142,6 +142,10 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
     return None
 
 
+def _constant_return(st: ast.stmt) -> bool:
+    return isinstance(st, ast.Return) and (st.value is None or isinstance(st.value, ast.Constant))
+
+
 def _copied_return(a: ast.stmt, b: ast.stmt) -> bool:
     """Two ``return`` statements made from copies of one ``RETURN_VALUE`` (the same source
     position, known)."""
@@ -834,6 +838,13 @@ class Structurer:
             if merged is not None:
                 self.emit(out, ast.Return(merged), stack)
                 return None
+        if then_stack is None and else_stack is None and len(then_s) > 1 and len(else_s) > 1 \
+                and _constant_return(then_s[-1]) and ast.dump(then_s[-1]) == ast.dump(else_s[-1]):
+            # Both arms end in the same ``return <constant>`` (3.10+ copy the function's closing
+            # return into each): an ``if``/``else`` followed by that return.
+            self.emit(out, self.make_if(cond, then_s[:-1], else_s[:-1]), stack)
+            out.append(then_s[-1])
+            return None
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
             # which is how such code is written (``if not x: raise ...`` for an assert).
