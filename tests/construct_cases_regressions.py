@@ -658,3 +658,14 @@ case("regr_return_conditional_expression_then_call", r"""
 def f(a, b):
     return (a if a else b).count(1)
 """, [([1, 1], [2]), ([], [1, 1, 1])])
+
+# configparser._Line._strip_inline (3.13): the copied tail's slice has a None bound where the
+# other arm has a value: merging the two returns made an IfExp with a missing operand (internal
+# error, fallback).
+case("regr_conditional_expression_as_slice_bound", r"""
+import re
+
+def f(s, pat):
+    m = re.search(pat, s)
+    return s[:m.start() if m else None].strip(), s[1:m.end() if m else 3:2]
+""", [(" ab ; c ", ";"), ("xyz", "q"), ("", "")])

@@ -56,6 +56,7 @@ STRUCTURED = (
     "regr_while_true_around_while_cond_with_break",
     "regr_conditional_expression_then_copied_tail",  # issue 18 (3.13)
     "regr_return_conditional_expression_then_call",
+    "regr_conditional_expression_as_slice_bound",  # configparser._Line._strip_inline
 )
 
 

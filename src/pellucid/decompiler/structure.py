@@ -92,19 +92,24 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
         pairs = []
         for field in x._fields:
             fx, fy = getattr(x, field, None), getattr(y, field, None)
+            if isinstance(x, ast.Slice) and (fx is None) != (fy is None):
+                # (a slice bound that is None is the constant None: ``s[:a if c else None]``)
+                fx = ast.Constant(None) if fx is None else fx
+                fy = ast.Constant(None) if fy is None else fy
             if isinstance(fx, list) and isinstance(fy, list) and len(fx) == len(fy):
                 pairs.extend((field, k, p, q) for k, (p, q) in enumerate(zip(fx, fy)))
             else:
                 pairs.append((field, None, fx, fy))
         differing = [p for p in pairs if not same(p[2], p[3])]
-        if len(differing) != 1 or not isinstance(differing[0][2], ast.AST):
-            return None
+        if len(differing) != 1 or not all(isinstance(v, ast.expr) for v in differing[0][2:4]):
+            return None  # (an operand only one side has)
         return differing[0]  # type: ignore[return-value]
 
     if same(a, b):
         return None
     # Descend while exactly one child differs; the last such pair becomes the conditional.
     path = []
+    pairs = [(a, b)]
     x, y = a, b
     while True:
         d = diff(x, y)
@@ -112,7 +117,12 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
             break
         field, k, px, py = d
         path.append((x, field, k))
+        pairs.append((px, py))
         x, y = px, py
+    while path and isinstance(x, ast.Slice):  # (a slice is no operand: the subscript is)
+        path.pop()
+        pairs.pop()
+        x, y = pairs[-1]
     if not path:
         return None
     new: ast.expr = ast.IfExp(cond, x, y)
