@@ -669,3 +669,68 @@ def f(s, pat):
     m = re.search(pat, s)
     return s[:m.start() if m else None].strip(), s[1:m.end() if m else 3:2]
 """, [(" ab ; c ", ";"), ("xyz", "q"), ("", "")])
+
+# os.get_exec_path (3.11+: fallback, "an except clause goes on where the try statement does
+# not"): a try/except/else whose else clause may raise meets its clauses at no post-dominator.
+case("regr_try_except_else_that_may_raise_in_with", r"""
+class CM:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+def f(env, sb, log):
+    with CM(log):
+        try:
+            p = env.get("PATH")
+        except TypeError:
+            p = None
+        if sb:
+            try:
+                pb = env[b"PATH"]
+            except (KeyError, TypeError):
+                pass
+            else:
+                if p is not None:
+                    raise ValueError("both")
+                p = pb
+            if p is not None and isinstance(p, bytes):
+                p = p.decode()
+    if p is None:
+        p = "x"
+    return p.split(":")
+""", [({"PATH": "a:b"}, True, []), ({b"PATH": b"c:d"}, True, []), ({"PATH": "a", b"PATH": b"c"}, True, []),
+      ({}, False, []), ([], True, [])])
+
+# codeop._maybe_compile (3.11+: fallback): `return None` in a try nested in an except clause
+# inside a `with` leaves both clauses and the with.
+case("regr_return_from_try_in_clause_in_with", r"""
+class CM:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append(("exit", exc[0] is not None))
+
+def f(mode, log):
+    def compiler(m, k=0):
+        log.append((m, k))
+        if m == mode:
+            raise (SyntaxError if m < 2 else KeyError)(m)
+        return "compiled"
+    with CM(log):
+        try:
+            compiler(0)
+        except SyntaxError:
+            try:
+                compiler(1)
+                return None
+            except KeyError as e:
+                return None
+            except SyntaxError as e:
+                pass
+    return compiler(5, 1)
+""", [(0, []), (1, []), (9, [])])

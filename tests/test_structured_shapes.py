@@ -57,6 +57,7 @@ STRUCTURED = (
     "regr_conditional_expression_then_copied_tail",  # issue 18 (3.13)
     "regr_return_conditional_expression_then_call",
     "regr_conditional_expression_as_slice_bound",  # configparser._Line._strip_inline
+    "regr_try_except_else_that_may_raise_in_with",  # os.get_exec_path
 )
 
 

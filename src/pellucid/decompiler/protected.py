@@ -107,7 +107,9 @@ class ProtectedBuilder:
         trial = self._exit_path(block, ctx, stack)
         if trial is None:
             return False
-        body = _fold_spilled_return(self._drop_outer_copies(list(trial), ctx.exc))
+        body = list(trial)
+        _strip_unwinding(body)  # (leaving an enclosing clause on the way: its POP_EXCEPT)
+        body = _fold_spilled_return(self._drop_outer_copies(body, ctx.exc))
         if len(body) == 1 and isinstance(body[0], (ast.Break, ast.Continue)):
             return trial
         if len(body) == 1 and isinstance(body[0], ast.Return) and _computed_before(body[0].value, before):
@@ -670,7 +672,37 @@ class ProtectedBuilder:
             code = _tail_past_jump(points[0])
             if code is not None and all(_tail_past_jump(p) == code for p in points[1:]):
                 return points[0], [p for p in points[1:] if p is not points[0]]
+        if after is None and len(exits) > 1:
+            # Some clauses return (from a ``try`` nested in them, leaving the clause and any
+            # ``with`` around it): where the others go on.
+            going = [x for x in exits if not _inline_return(x, True)]
+            if going and len(going) < len(exits):
+                again = ([exit_block] if exit_block is not None else []) + going
+                after = again[0]
+                for p in again[1:]:
+                    after = self.cfg.common_pdom(after, p) if after is not None else None
+        if after is None and exit_block is not None and exits:
+            # No block post-dominates them because the ``else`` clause (or a clause) may also
+            # raise or return: where they meet is the first block (in code order) every one
+            # of them reaches.
+            after = self._first_meeting(points)
         return after, []
+
+    def _first_meeting(self, points: List[Block]) -> Optional[Block]:
+        common: Optional[set] = None
+        for start in points:
+            seen = set()
+            work = [start]
+            while work and len(seen) < 400:
+                b = work.pop()
+                if b in seen or b in self.cfg.handler_blocks:
+                    continue
+                seen.add(b)
+                work.extend(b.succs)
+            common = seen if common is None else common & seen
+        if not common:
+            return None
+        return min(common, key=lambda b: b.start)
 
     def _clause_exits(self, hblock: Block) -> List[Block]:
         """Where the clauses of the handler at ``hblock`` go on: what follows each POP_EXCEPT."""
@@ -686,7 +718,8 @@ class ProtectedBuilder:
                 # (not a path that only returns: that leaves the function, not the clause;
                 # nested in a clause, its POP_EXCEPT is the enclosing clause's.  But a clause
                 # that jumps there falls off its end: ≤3.10 write ``return`` inline.)
-                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None))
+                exits.extend(s for s in b.succs if (not self.inert_exit(s, Ctx(None, None, None))
+                                                    and not (b.last.op != "JUMP" and _inline_return(s)))
                               or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
                 continue
             work.extend(b.succs)
@@ -968,6 +1001,25 @@ def _same_constant_return(ret: ast.Return, block: Block) -> bool:
     ins = block.instrs
     return len(ins) == 2 and ins[0].op == "LOAD_CONST" and ins[1].op == "RETURN_VALUE" \
         and type(ins[0].arg) is type(const) and repr(ins[0].arg) == repr(const)
+
+
+def _inline_return(block: Block, plain: bool = False) -> bool:
+    """From ``block`` the code only falls through, without a jump or a test, leaving an
+    enclosing ``except`` clause (its POP_EXCEPT) on the way, to a ``return``: a ``return``
+    written in a clause nested in another (and maybe in ``with`` statements), not the way the
+    inner statement goes on (a jump), nor a copy of the code after it (3.10+ copies a short
+    ``return`` after the statement into the clause, which leaves no other clause).  ``plain``:
+    any such ``return``, in one clause or several."""
+    node: Optional[Block] = block
+    unwinds = False
+    for _ in range(8):
+        if node is None or node.last.target is not None or node.last.op in ("RAISE_VARARGS", "RERAISE"):
+            return False
+        unwinds = unwinds or any(i.op == "POP_EXCEPT" for i in node.instrs)
+        if node.last.op == "RETURN_VALUE":
+            return unwinds or plain
+        node = node.fallthrough
+    return False
 
 
 def _tail_past_jump(block: Block) -> Optional[List[Tuple[Any, ...]]]:
