@@ -734,3 +734,12 @@ def f(mode, log):
                 pass
     return compiler(5, 1)
 """, [(0, []), (1, []), (9, [])])
+
+# unittest.suite._call_if_exists, asyncio.runners.Runner._on_sigint... (3.13 fallback, "lambda
+# body is not a single expression"): `lambda: None` read as a function body lost its return.
+case("regr_lambda_returning_none_or_constant", r"""
+def f(p, a):
+    g = getattr(p, a, lambda: None)
+    h = lambda: "doc"
+    return g(), h(), h.__doc__, (lambda *x: None)(1, 2)
+""", [(1, "real"), (1, "nope")])

@@ -207,7 +207,10 @@ class FunctionBuilder:
         code = stub.value
         if code.co_name != "<lambda>":
             raise StructureError("function %s used as a value" % code.co_name)
-        body = self.nested_body(code)
+        # (the body as decompiled: a function's finishing touches would drop ``return None``,
+        # which is the whole of ``lambda: None``, and take a leading constant for a docstring)
+        from pellucid.decompiler.fallback import body_or_fallback
+        body, _ = body_or_fallback(code, self.consts)
         if len(body) != 1 or not isinstance(body[0], ast.Return):
             raise StructureError("lambda body is not a single expression")
         value = body[0].value if body[0].value is not None else ast.Constant(None)
