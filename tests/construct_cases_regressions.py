@@ -743,3 +743,21 @@ def f(p, a):
     h = lambda: "doc"
     return g(), h(), h.__doc__, (lambda *x: None)(1, 2)
 """, [(1, "real"), (1, "nope")])
+
+# tempfile._TemporaryFileCloser.close, cmd.Cmd.cmdloop, socket.socket._sendfile_use_send,
+# asyncio.runners.Runner.run (3.11+ fallback, "finally body not repeated on the normal path"):
+# a `finally` body that is an `if` (an `and` test, each failing arm with its own copy of the
+# re-raise, and of the return on the normal path).
+case("regr_finally_body_is_if_with_and_test", r"""
+def f(self, log):
+    if not self["called"]:
+        self["called"] = True
+        try:
+            log.append(10 // self["n"])
+        finally:
+            if self["delete"] and self["on_close"]:
+                log.append("cleanup")
+""", [({"called": False, "n": 2, "delete": True, "on_close": True}, []),
+      ({"called": False, "n": 0, "delete": True, "on_close": False}, []),
+      ({"called": False, "n": 0, "delete": True, "on_close": True}, []),
+      ({"called": True, "n": 1, "delete": True, "on_close": True}, [])])

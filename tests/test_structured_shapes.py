@@ -59,6 +59,7 @@ STRUCTURED = (
     "regr_conditional_expression_as_slice_bound",  # configparser._Line._strip_inline
     "regr_try_except_else_that_may_raise_in_with",  # os.get_exec_path
     "regr_lambda_returning_none_or_constant",  # unittest.suite._call_if_exists (3.13)
+    "regr_finally_body_is_if_with_and_test",  # tempfile._TemporaryFileCloser.close
 )
 
 

@@ -1117,9 +1117,12 @@ def _strip_reraise(stmts: List[ast.stmt]) -> List[ast.stmt]:
     """The ``finally`` body: the handler without the RERAISE that ends it."""
     if not stmts:
         return stmts
+    stmts = _unguard_reraises(stmts)
     last = stmts[-1]
     if isinstance(last, Reraise):
-        return stmts[:-1]
+        # (an ``if`` before it whose arms end in copies of it: they go on to the same end)
+        return _strip_reraise(stmts[:-1]) if len(stmts) > 1 and isinstance(stmts[-2], ast.If) \
+            else stmts[:-1]
     if isinstance(last, ast.If):
         body = _strip_reraise(last.body)
         orelse = _strip_reraise(last.orelse)
@@ -1129,6 +1132,18 @@ def _strip_reraise(stmts: List[ast.stmt]) -> List[ast.stmt]:
             from pellucid.decompiler.structure import negate
             return stmts[:-1] + [ast.If(negate(last.test), orelse, [])]
         return stmts[:-1] + [ast.If(last.test, body, orelse)]
+    return stmts
+
+
+def _unguard_reraises(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: <re-raise>`` followed by statements that end by re-raising -> ``if not c:``
+    around them: the test of an ``if`` in a ``finally`` body whose arm copies the RERAISE was
+    read as a guard (3.11+)."""
+    from pellucid.decompiler.structure import negate
+    for i, st in enumerate(stmts):
+        if isinstance(st, ast.If) and len(st.body) == 1 and isinstance(st.body[0], Reraise) \
+                and not st.orelse and i + 1 < len(stmts) and _ends_in_reraise(stmts[i + 1:]):
+            return stmts[:i] + [ast.If(negate(st.test), _unguard_reraises(stmts[i + 1:]), [])]
     return stmts
 
 
@@ -1296,7 +1311,9 @@ def _movable_return(ret: ast.Return) -> bool:
 def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
     def block(body: List[ast.stmt]) -> List[ast.stmt]:
         if body and ast.dump(body[-1]) == ret:
-            return body[:-1] or [ast.Pass()]
+            # (and the copies in the statement before it, which go on to the same return)
+            rest = body[:-1]
+            return rest[:-1] + [_without_tail_return(rest[-1], ret)] if rest else [ast.Pass()]
         if body:
             return body[:-1] + [_without_tail_return(body[-1], ret)]
         return body
@@ -1308,7 +1325,8 @@ def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
     if isinstance(stmt, ast.If):
         new_if = copy.copy(stmt)
         new_if.body = block(stmt.body)
-        new_if.orelse = block(stmt.orelse)
+        orelse = block(stmt.orelse)
+        new_if.orelse = [] if len(orelse) == 1 and isinstance(orelse[0], ast.Pass) else orelse
         return new_if
     if isinstance(stmt, ast.Try) and not stmt.orelse:
         # a return in the body (or a clause) runs the `finally` block, then returns; falling
