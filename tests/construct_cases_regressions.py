@@ -761,3 +761,18 @@ def f(self, log):
       ({"called": False, "n": 0, "delete": True, "on_close": False}, []),
       ({"called": False, "n": 0, "delete": True, "on_close": True}, []),
       ({"called": True, "n": 1, "delete": True, "on_close": True}, [])])
+
+# pty._open_terminal (3.11: internal error, fallback): the jump that ends a try body over its
+# clauses, to a `return` after the statement, is no `break` of the enclosing loops.
+case("regr_return_after_try_in_nested_for", r"""
+def f(xs, ys, table):
+    for x in xs:
+        for y in ys:
+            name = x + y
+            try:
+                fd = table[name]
+            except KeyError:
+                continue
+            return (fd, "t" + x + y)
+    raise OSError("out")
+""", [("ab", "cd", {"bd": 4}), ("ab", "cd", {}), ("", "x", {})])

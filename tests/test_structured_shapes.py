@@ -60,6 +60,7 @@ STRUCTURED = (
     "regr_try_except_else_that_may_raise_in_with",  # os.get_exec_path
     "regr_lambda_returning_none_or_constant",  # unittest.suite._call_if_exists (3.13)
     "regr_finally_body_is_if_with_and_test",  # tempfile._TemporaryFileCloser.close
+    "regr_return_after_try_in_nested_for",  # pty._open_terminal (3.11)
 )
 
 

@@ -64,10 +64,11 @@ def _raw_chain(handler: Any) -> List[int]:
 
 
 def _jumped_to(block: Block, body: FrozenSet[Block]) -> bool:
-    """Code of the body jumps to ``block`` (outside it) unconditionally: a ``break`` (from an
-    ``except`` clause: ``POP_EXCEPT; JUMP``), which a ``return`` written in the body never is."""
-    return any(p in body and p.last.op == "JUMP" and p.jump is block and len(p.instrs) > 1
-               for p in block.preds)
+    """An ``except`` clause in the body jumps to ``block`` (outside it) as it ends (``POP_EXCEPT;
+    JUMP``): a ``break``, which a ``return`` written in the clause never is.  (3.11 ends a ``try``
+    body with a jump over its clauses to the code after the statement, which may return.)"""
+    return any(p in body and p.last.op == "JUMP" and p.jump is block
+               and any(i.op == "POP_EXCEPT" for i in p.instrs) for p in block.preds)
 
 
 def _leaving_blocks(block: Block, body: FrozenSet[Block], limit: int = 64,
