@@ -715,12 +715,17 @@ class CM:
     def __exit__(self, *exc):
         self.log.append(("exit", exc[0] is not None))
 
-def f(mode, log):
-    def compiler(m, k=0):
-        log.append((m, k))
-        if m == mode:
+class Compiler:
+    def __init__(self, mode, log):
+        self.mode, self.log = mode, log
+    def __call__(self, m, k=0):
+        self.log.append((m, k))
+        if m == self.mode:
             raise (SyntaxError if m < 2 else KeyError)(m)
         return "compiled"
+
+def f(mode, log):
+    compiler = Compiler(mode, log)
     with CM(log):
         try:
             compiler(0)
