@@ -7,7 +7,13 @@ another live process is skipped (the counter moves on), a name owned by a finish
 is taken over.  Claims are lines of one registry file (``.pellucid-claims/owners``), whose lock
 serialises them: creating a file is the slowest thing a dump does on some file systems (a
 quarter of a millisecond here), so a claim appends a line instead of creating a file.  Every
-file is written to a temporary name and renamed, so a reader never sees half a file.
+file is written to a temporary name and renamed, so a reader never sees half a file, with the
+mode the process's umask gives new files.
+
+The registry only lives while a process writes: when a process is done it drops its claims,
+and the last one removes the registry (what a finished run leaves is its files and each
+process's ``capture_<n>.json``, which lists them).  A later run starts by removing the files
+of earlier runs (:meth:`DumpFiles.clear_old_runs`), so the directory holds one run.
 
 >>> import tempfile, os
 >>> d = tempfile.mkdtemp()
@@ -17,10 +23,11 @@ file is written to a temporary name and renamed, so a reader never sees half a f
 'full_code_for_f.py'
 """
 import errno
+import json
 import os
-import tempfile
+import random
 import threading
-from typing import Dict, Optional, Set
+from typing import Any, Dict, Iterable, List, Optional, Set
 
 CLAIMS = ".pellucid-claims"
 
@@ -59,14 +66,27 @@ class ClaimsLock:
         self.fh = None  # type: ignore[var-annotated]
 
     def __enter__(self) -> "ClaimsLock":
-        self.fh = open(self.path, "a+b")
-        try:
-            import fcntl
+        while True:
+            try:
+                self.fh = open(self.path, "a+b")
+            except FileNotFoundError:  # (the last process of a run removed the registry)
+                os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                continue
+            try:
+                import fcntl
 
-            fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX)
-        except (ImportError, OSError):
-            pass  # no advisory locks (Windows): claims are then only as safe as unlocked appends
-        return self
+                fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX)
+            except (ImportError, OSError):
+                return self  # no advisory locks (Windows): as safe as unlocked appends
+            # The last process to finish removes the registry (under this lock): a lock taken
+            # on a file that is no longer the registry locks nothing, so take the new one.
+            try:
+                same = os.path.samestat(os.fstat(self.fh.fileno()), os.stat(self.path))
+            except OSError:
+                same = False
+            if same:
+                return self
+            self.fh.close()
 
     def __exit__(self, *exc: object) -> None:
         if self.fh is not None:
@@ -76,6 +96,25 @@ class ClaimsLock:
         assert self.fh is not None
         self.fh.seek(0)
         return self.fh.read().decode("utf-8", "replace")
+
+    def owners(self) -> Dict[str, int]:
+        """Every claimed name and the process id that last claimed it."""
+        out: Dict[str, int] = {}
+        for line in self._text().split("\n"):
+            name, tab, rest = line.partition("\t")
+            if tab:
+                out[name] = int(rest) if rest.isdigit() else 0
+        return out
+
+    def drop(self, pids: Set[int]) -> int:
+        """Forget the claims of ``pids``; returns how many claims are left."""
+        assert self.fh is not None
+        kept = {n: p for n, p in self.owners().items() if p not in pids}
+        data = "".join("%s\t%d\n" % kv for kv in kept.items()).encode("utf-8")
+        self.fh.truncate(0)
+        self.fh.write(data)
+        self.fh.flush()
+        return len(kept)
 
     def owner(self, name: str) -> int:
         """The process id that last claimed ``name`` (0: never claimed, or unreadable)."""
@@ -118,6 +157,44 @@ class ClaimsLock:
         return len(data)
 
 
+def run_id() -> str:
+    """What tells the processes of one run (the ranks of one job) from an earlier run's: the
+    launcher's id for the job (``PELLUCID_RUN_ID``, torchrun's ``TORCHELASTIC_RUN_ID``, SLURM's
+    job and step), else the parent process when it is a Python program (torchrun, ``mp.spawn``,
+    ``pellucid dump``), else this process alone."""
+    explicit = os.environ.get("PELLUCID_RUN_ID")
+    if explicit:
+        return "id:" + explicit
+    host = _host()
+    elastic = os.environ.get("TORCHELASTIC_RUN_ID")
+    if elastic and elastic != "none":
+        return "elastic:%s" % elastic
+    if os.environ.get("SLURM_JOB_ID"):
+        return "slurm:%s.%s" % (os.environ["SLURM_JOB_ID"], os.environ.get("SLURM_STEP_ID", ""))
+    ppid = os.getppid()
+    if ppid > 1 and _is_python(ppid):
+        return "parent:%s:%d" % (host, ppid)
+    return "process:%s:%d" % (host, os.getpid())
+
+
+def _host() -> str:
+    import socket
+
+    try:
+        return socket.gethostname()
+    except OSError:
+        return "?"
+
+
+def _is_python(pid: int) -> bool:
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            argv0 = fh.read().split(b"\0", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return False
+    return os.path.basename(argv0).startswith("python")
+
+
 class DumpFiles:
     """Claims and writes files of one dump directory for this process."""
 
@@ -131,6 +208,70 @@ class DumpFiles:
         self._mine: Set[str] = set()
         self._by_key: Dict[str, str] = {}
         self._lock = threading.Lock()
+        #: every file this object wrote, in order (a path once)
+        self.written: List[str] = []
+        self._written: Set[str] = set()
+
+    def clear_old_runs(self, run: str, started: float) -> List[str]:
+        """Remove what earlier runs wrote into the directory: the files each finished process's
+        capture file lists (and the capture file), and the files a process that died while
+        writing had claimed.  Processes of the same ``run`` (:func:`run_id`), processes of this
+        host still running, and this process keep theirs.  Only names pellucid wrote are
+        removed.  Returns the removed file names."""
+        me, host = os.getpid(), _host()
+        old: Set[str] = set()
+        kept: Set[str] = set()
+        with ClaimsLock(self.claims_dir) as claims:
+            for name in sorted(os.listdir(self.dump_dir)):
+                if not (name.startswith("capture_") and name.endswith(".json")):
+                    continue
+                info = _read_manifest(os.path.join(self.dump_dir, name))
+                if info is None:
+                    continue
+                proc, listed = info
+                pid = proc.get("pid") if isinstance(proc.get("pid"), int) else 0
+                same_host = proc.get("host") in (None, host)
+                ended = proc.get("end")
+                earlier = (proc.get("run") != run and pid != me
+                           and not (same_host and _alive(pid))
+                           and isinstance(ended, (int, float)) and ended <= started)
+                (old if earlier else kept).update(listed + [name])
+            owners = claims.owners()
+            dead = {p for p in set(owners.values()) if p and p != me and not _alive(p)}
+            for name, pid in owners.items():
+                if pid in dead:
+                    old.add(name)
+            if dead:
+                claims.drop(dead)
+            removed = []
+            for name in sorted(old - kept):
+                path = os.path.join(self.dump_dir, name)
+                if os.path.dirname(os.path.abspath(path)) != self.dump_dir:
+                    continue  # (a name of ours never leaves the directory)
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    continue
+                removed.append(name)
+        return removed
+
+    def release(self) -> None:
+        """Drop this process's claims; the last process to finish removes the registry."""
+        if not os.path.isdir(self.claims_dir):
+            return
+        with ClaimsLock(self.claims_dir) as claims:
+            owners = claims.owners()
+            me = os.getpid()
+            gone = {p for p in set(owners.values()) if p == me or not _alive(p)}
+            left = claims.drop(gone)
+            if left == 0:
+                try:
+                    os.unlink(claims.path)
+                    os.rmdir(self.claims_dir)
+                except OSError:
+                    pass  # (someone else's file in it, or it went already)
 
     def claim(self, name: str, key: Optional[str] = None) -> str:
         """Return a path for ``name`` that no other live process writes.
@@ -183,22 +324,50 @@ class DumpFiles:
     def write(self, path: str, text: str) -> None:
         """Write ``text`` to ``path`` atomically (temporary file in the same directory, rename)."""
         try:
-            self._write_raw(path, text)
+            write_file(path, text)
         except OSError as exc:
             raise DumpDirError(exc.errno, "cannot write %s: %s" % (path, exc.strerror or exc),
                                self.dump_dir) from exc
+        with self._lock:
+            if path not in self._written:
+                self._written.add(path)
+                self.written.append(path)
 
-    @staticmethod
-    def _write_raw(path: str, text: str) -> None:
-        directory = os.path.dirname(path)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
+
+def write_file(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename; the file gets the mode
+    the umask gives (``open()``'s, unlike ``mkstemp``'s owner-only files)."""
+    directory = os.path.dirname(path)
+    for _ in range(100):
+        tmp = os.path.join(directory, ".tmp-%d-%08x.part" % (os.getpid(), random.getrandbits(32)))
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:  # pragma: no cover - a hundred random names taken
+        raise FileExistsError(errno.EEXIST, "no free temporary name", directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read_manifest(path: str) -> Optional[Any]:
+    """(process, file names) of a capture file, or None when it is not one."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != "pellucid-capture":
+        return None
+    proc = data.get("process") if isinstance(data.get("process"), dict) else {}
+    written = proc.get("written") if isinstance(proc.get("written"), list) else []
+    return proc, [n for n in written if isinstance(n, str) and os.sep not in n and n not in ("", ".", "..")]
