@@ -140,9 +140,13 @@ def _capture(dump: str, src: str, train: str, rank: int, pid: int) -> Capture:
         written.append(name)
         return path
 
-    root = CompiledFrame("forward", "Block.forward", src, 5)
+    root = CompiledFrame("forward", "Block.forward", src, 5, label="Block.forward", ident="Block_forward",
+                         module="model")
     resume = CompiledFrame("torch_dynamo_resume_in_forward_at_7", "Block.torch_dynamo_resume_in_forward_at_7",
-                           src, 7, root="forward")
+                           src, 7, label="Block.forward.resume_at_7", ident="Block_forward_resume_at_7",
+                           module="model", is_resume=True)
+    root.root = root
+    resume.root = resume.parent = root
     root.source, root.source_start = "".join(PROGRAM.splitlines(True)[4:9]), 5
     graph_no = 1
     for k, batch in enumerate((4, 6)):

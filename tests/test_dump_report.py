@@ -313,6 +313,19 @@ def test_files_get_the_mode_the_umask_gives(tmp_path):
         assert stat.S_IMODE(os.stat(path).st_mode) == mode
 
 
+def test_a_rank_that_finished_first_keeps_its_names(tmp_path):
+    from pellucid.dynamo.dump_files import ClaimsLock
+
+    d = str(tmp_path)
+    first = _dead_pid()
+    mine = DumpFiles(d, run="id:job")
+    with ClaimsLock(mine.claims_dir) as claims:
+        claims.fh.write(("f.py\t%d\tid:job\n" % first).encode())   # a finished rank of this run
+        claims.fh.write(("g.py\t%d\tid:old\n" % first).encode())   # a finished process of another run
+    assert os.path.basename(mine.claim("f.py")) == "f.1.py"
+    assert os.path.basename(mine.claim("g.py")) == "g.py"
+
+
 def test_the_last_writer_leaves_no_claims_registry(tmp_path):
     files = DumpFiles(str(tmp_path))
     files.write(files.claim("a.py"), "a\n")
@@ -350,8 +363,8 @@ def test_an_earlier_runs_files_are_removed_and_nothing_else(tmp_path):
     _manifest(d, 3, _dead_pid(), "process:later", ["late.py"], end=10 ** 12)  # ended after we started
     with open(os.path.join(d, "notes.txt"), "w") as fh:
         fh.write("the user's own file\n")
-    files = DumpFiles(d)
-    removed = files.clear_old_runs("id:mine", started=1000.0)
+    files = DumpFiles(d, run="id:mine")
+    removed = files.clear_old_runs(started=1000.0)
     assert sorted(removed) == ["__transformed_code_0_for_f.py", "capture_0.json", "index.md"]
     assert sorted(n for n in os.listdir(d) if n != CLAIMS) == [
         "__compiled_fn_1.dynamo.py", "__transformed_code_0_for_g.py", "capture_1.json", "capture_2.json",
@@ -364,8 +377,8 @@ def test_the_files_a_killed_writer_claimed_are_removed(tmp_path):
     d = str(tmp_path)
     with open(os.path.join(d, "orphan.py"), "w") as fh:
         fh.write("x\n")
-    files = DumpFiles(d)
+    files = DumpFiles(d, run="process:me")
     with ClaimsLock(files.claims_dir) as claims:
         claims.fh.write(("orphan.py\t%d\n" % _dead_pid()).encode())
-    assert files.clear_old_runs("process:me", 0.0) == ["orphan.py"]
+    assert files.clear_old_runs(0.0) == ["orphan.py"]
     assert not os.path.exists(os.path.join(d, "orphan.py"))

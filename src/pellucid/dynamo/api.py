@@ -27,34 +27,14 @@ CAPTURE_FILE = "capture_{n}.json"
 
 
 def frame_label(frame: CompiledFrame) -> str:
-    """The name a frame is shown under: its unique label (a capture made before frames had
-    labels: a function's name, a resume function's qualified name)."""
-    label = getattr(frame, "label", "")
-    if label:
-        return label
-    if isinstance(frame.root, str) and frame.root == frame.name:
-        return frame.name
-    return frame.qualname or frame.name
+    """The name a frame is shown under: its label, unique in the dump directory."""
+    return frame.label or frame.qualname or frame.name
 
 
 def families(capture: Capture) -> List[Tuple[CompiledFrame, List[CompiledFrame]]]:
     """Each user function (a frame with a ``full_code`` file) with its frames: itself first,
     then its resume functions by line."""
-    roots = getattr(capture, "roots", None)
-    if callable(roots) and callable(getattr(capture, "family", None)):
-        return [(r, list(capture.family(r))) for r in roots()]  # type: ignore[attr-defined]
-    # (a capture whose frames name their root: a resume function belongs to the function of
-    # that name in the same class and file)
-    groups: dict = {}
-    for frame in capture.frames.values():
-        key = frame.root if isinstance(frame.root, str) and frame.root else frame.name
-        owner = frame.qualname.rpartition(".")[0]
-        groups.setdefault((key, owner, frame.filename), []).append(frame)
-    out = []
-    for (key, owner, filename), frames in sorted(groups.items()):
-        frames.sort(key=lambda f: (f.name != key, f.firstlineno, f.name))
-        out.append((frames[0], frames))
-    return out
+    return [(r, capture.family(r)) for r in capture.roots()]
 
 
 class Function(object):
@@ -158,7 +138,7 @@ def find_frames(captures: Iterable[Capture], fn: Any) -> List[CompiledFrame]:
                                             and root.filename == code.co_filename
                                             and root.firstlineno == code.co_firstlineno)
             else:
-                names = {frame_label(root), root.qualname, root.name, getattr(root, "wrapped", "")}
+                names = {frame_label(root), root.qualname, root.name, root.ident}
                 hit = fn in names
             if hit:
                 found.extend(frames)

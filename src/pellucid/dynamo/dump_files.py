@@ -27,7 +27,7 @@ import json
 import os
 import random
 import threading
-from typing import Any, Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 CLAIMS = ".pellucid-claims"
 
@@ -97,37 +97,41 @@ class ClaimsLock:
         self.fh.seek(0)
         return self.fh.read().decode("utf-8", "replace")
 
-    def owners(self) -> Dict[str, int]:
-        """Every claimed name and the process id that last claimed it."""
-        out: Dict[str, int] = {}
+    def owners(self) -> Dict[str, Tuple[int, str]]:
+        """Every claimed name and who last claimed it: (process id, run)."""
+        out: Dict[str, Tuple[int, str]] = {}
         for line in self._text().split("\n"):
             name, tab, rest = line.partition("\t")
             if tab:
-                out[name] = int(rest) if rest.isdigit() else 0
+                out[name] = _owner_fields(rest)
         return out
 
     def drop(self, pids: Set[int]) -> int:
         """Forget the claims of ``pids``; returns how many claims are left."""
         assert self.fh is not None
-        kept = {n: p for n, p in self.owners().items() if p not in pids}
-        data = "".join("%s\t%d\n" % kv for kv in kept.items()).encode("utf-8")
+        kept = {n: o for n, o in self.owners().items() if o[0] not in pids}
+        data = "".join("%s\t%d\t%s\n" % (n, pid, run) for n, (pid, run) in kept.items()).encode("utf-8")
         self.fh.truncate(0)
         self.fh.write(data)
         self.fh.flush()
         return len(kept)
 
-    def owner(self, name: str) -> int:
-        """The process id that last claimed ``name`` (0: never claimed, or unreadable)."""
-        pid = 0
+    def owner_of(self, name: str) -> Tuple[int, str]:
+        """(process id, run) of the last claim of ``name``; (0, '') when never claimed or
+        unreadable."""
+        found = (0, "")
         prefix = name + "\t"
         for line in self._text().split("\n"):
             if line.startswith(prefix):
-                rest = line[len(prefix):]
-                pid = int(rest) if rest.isdigit() else 0  # (a torn line reads as unowned)
-        return pid
+                found = _owner_fields(line[len(prefix):])  # (a torn line reads as unowned)
+        return found
 
-    def record(self, name: str) -> None:
-        """Make this process the owner of ``name``."""
+    def owner(self, name: str) -> int:
+        """The process id that last claimed ``name`` (0: never claimed, or unreadable)."""
+        return self.owner_of(name)[0]
+
+    def record(self, name: str, run: str = "") -> None:
+        """Make this process (of ``run``) the owner of ``name``."""
         assert self.fh is not None
         end = self.fh.seek(0, os.SEEK_END)
         if end > COMPACT_AT:
@@ -136,7 +140,7 @@ class ClaimsLock:
         if end:
             self.fh.seek(end - 1)
             torn = self.fh.read(1) != b"\n"  # a writer died mid-line: start a line of our own
-        line = "%s%s\t%d\n" % ("\n" if torn else "", name, os.getpid())
+        line = "%s%s\t%d%s\n" % ("\n" if torn else "", name, os.getpid(), "\t" + run if run else "")
         self.fh.write(line.encode("utf-8"))  # ("a+" writes at the end, wherever we read)
         self.fh.flush()
 
@@ -155,6 +159,11 @@ class ClaimsLock:
         self.fh.write(data)
         self.fh.flush()
         return len(data)
+
+
+def _owner_fields(rest: str) -> Tuple[int, str]:
+    pid, _, run = rest.partition("\t")
+    return (int(pid) if pid.isdigit() else 0), (run if "\t" not in run else "")
 
 
 def run_id() -> str:
@@ -198,8 +207,11 @@ def _is_python(pid: int) -> bool:
 class DumpFiles:
     """Claims and writes files of one dump directory for this process."""
 
-    def __init__(self, dump_dir: str) -> None:
+    def __init__(self, dump_dir: str, run: Optional[str] = None) -> None:
         self.dump_dir = os.path.abspath(dump_dir)
+        #: the run this process belongs to (:func:`run_id`): names a finished process of the same
+        #: run claimed stay its own (a rank that finished first keeps its files)
+        self.run = run or run_id()
         os.makedirs(self.dump_dir, exist_ok=True)
         if not os.access(self.dump_dir, os.W_OK | os.X_OK):
             raise PermissionError(errno.EACCES, "dump directory is not writable", self.dump_dir)
@@ -212,13 +224,13 @@ class DumpFiles:
         self.written: List[str] = []
         self._written: Set[str] = set()
 
-    def clear_old_runs(self, run: str, started: float) -> List[str]:
+    def clear_old_runs(self, started: float) -> List[str]:
         """Remove what earlier runs wrote into the directory: the files each finished process's
         capture file lists (and the capture file), and the files a process that died while
-        writing had claimed.  Processes of the same ``run`` (:func:`run_id`), processes of this
-        host still running, and this process keep theirs.  Only names pellucid wrote are
-        removed.  Returns the removed file names."""
-        me, host = os.getpid(), _host()
+        writing had claimed.  Processes of this run (:func:`run_id`), processes of this host
+        still running, and this process keep theirs.  Only names pellucid wrote are removed.
+        Returns the removed file names."""
+        me, host, run = os.getpid(), _host(), self.run
         old: Set[str] = set()
         kept: Set[str] = set()
         with ClaimsLock(self.claims_dir) as claims:
@@ -237,8 +249,8 @@ class DumpFiles:
                            and isinstance(ended, (int, float)) and ended <= started)
                 (old if earlier else kept).update(listed + [name])
             owners = claims.owners()
-            dead = {p for p in set(owners.values()) if p and p != me and not _alive(p)}
-            for name, pid in owners.items():
+            dead = {p for p, r in set(owners.values()) if p and p != me and r != run and not _alive(p)}
+            for name, (pid, _) in owners.items():
                 if pid in dead:
                     old.add(name)
             if dead:
@@ -250,28 +262,25 @@ class DumpFiles:
                     continue  # (a name of ours never leaves the directory)
                 try:
                     os.unlink(path)
-                except FileNotFoundError:
-                    continue
                 except OSError:
                     continue
                 removed.append(name)
         return removed
 
     def release(self) -> None:
-        """Drop this process's claims; the last process to finish removes the registry."""
+        """This process is done writing: the last process of the directory to finish removes
+        the registry (the others' claims keep the names of ranks that finished first)."""
         if not os.path.isdir(self.claims_dir):
             return
         with ClaimsLock(self.claims_dir) as claims:
-            owners = claims.owners()
             me = os.getpid()
-            gone = {p for p in set(owners.values()) if p == me or not _alive(p)}
-            left = claims.drop(gone)
-            if left == 0:
-                try:
-                    os.unlink(claims.path)
-                    os.rmdir(self.claims_dir)
-                except OSError:
-                    pass  # (someone else's file in it, or it went already)
+            if any(pid != me and _alive(pid) for pid, _ in claims.owners().values()):
+                return
+            try:
+                os.unlink(claims.path)
+                os.rmdir(self.claims_dir)
+            except OSError:
+                pass  # (someone else's file in it, or it went already)
 
     def claim(self, name: str, key: Optional[str] = None) -> str:
         """Return a path for ``name`` that no other live process writes.
@@ -313,11 +322,11 @@ class DumpFiles:
     def _claim_locked(self, name: str) -> Optional[str]:
         with ClaimsLock(self.claims_dir) as claims:
             # Under the directory's lock, so two processes never both take a name over.
-            pid = claims.owner(name)
-            if pid and pid != os.getpid() and _alive(pid):
-                return None
+            pid, run = claims.owner_of(name)
+            if pid and pid != os.getpid() and (_alive(pid) or (run and run == self.run)):
+                return None  # a running process's, or a finished rank's of this run
             # Free, or a finished run's file: take the name (stable names across runs).
-            claims.record(name)
+            claims.record(name, self.run)
         self._mine.add(name)
         return os.path.join(self.dump_dir, name)
 

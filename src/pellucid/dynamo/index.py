@@ -140,7 +140,7 @@ def recompilation_lines(rc: Recompilation, label: str) -> List[str]:
 
 
 def _frame_table(dump_dir: str, frame: CompiledFrame) -> List[str]:
-    kind = "resume function " if frame.name.startswith("torch_dynamo_resume_in_") else ""
+    kind = "resume function " if frame.is_resume else ""
     lines = ["#### %s`%s` (`%s:%d`)" % (kind, frame_label(frame), frame.filename, frame.firstlineno), ""]
     if not frame.entries:
         return lines + ["No cache entries were read for this frame.", ""]

@@ -18,8 +18,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.dynamo import dump_runtime, full_code, graph_files, index
 from pellucid.dynamo.capture import Capturer
-from pellucid.dynamo.names import file_stem
-from pellucid.dynamo.dump_files import DumpFiles, run_id
+from pellucid.dynamo.dump_files import DumpFiles
 from pellucid.dynamo.model import Capture, CacheEntry, CompiledFrame
 from pellucid.dynamo.torch_features import find, warn
 
@@ -37,8 +36,10 @@ def verify_equivalent(original: types.CodeType, candidate: types.CodeType,
     return bool(verdict.ok), str(verdict.reason)
 
 
-#: capture files this process wrote (a second block into the same directory gets its own)
-_CAPTURE_FILES: set = set()
+#: dump directory -> the capture file this process writes there (a later block replaces it)
+_CAPTURE_FILES: Dict[str, str] = {}
+#: dump directory -> every file this process wrote there, over all its blocks
+_WRITTEN: Dict[str, List[str]] = {}
 
 
 @contextlib.contextmanager
@@ -64,9 +65,8 @@ def prepare_debug(dump_dir: str, quiet: bool = False) -> Iterator[Capture]:
         yield Capture(os.path.abspath(dump_dir))
         return
     capturer = Capturer(files, verify_equivalent)
-    run = run_id()
-    removed = capturer.guarded("removing an earlier run's files", files.clear_old_runs, run, started) or []
-    capturer.capture.process.update(_process_record(run, started))
+    removed = capturer.guarded("removing an earlier run's files", files.clear_old_runs, started) or []
+    capturer.capture.process.update(_process_record(files.run, started))
     capturer.start()
     try:
         yield capturer.capture
@@ -141,7 +141,7 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
     """Render the completed capture into files (each step guarded on its own)."""
     capture = capturer.capture
     for frame in capture.frames.values():
-        capturer.guarded("reading cache entries of %s" % frame.name, _fill_entries, frame)
+        capturer.guarded("reading cache entries of %s" % frame.label, _fill_entries, frame)
     from pellucid.dynamo.graph_code import use_live_listings
 
     for graph in capture.graphs.values():
@@ -153,12 +153,9 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
             stage.path = path
             capture.files.append(path)
     files.write(os.path.join(files.dump_dir, dump_runtime.RUNTIME_MODULE + ".py"), dump_runtime.RUNTIME_SOURCE)
-    roots = {}
-    for frame in capture.frames.values():
-        roots.setdefault(frame.root or frame.name, []).append(frame)
-    for root, frames in roots.items():
-        frames.sort(key=lambda f: (f.name != root, f.firstlineno, f.name))
-        capturer.guarded("writing full_code for %s" % root, _write_full_code, capturer, files, root, frames)
+    for root in capture.roots():
+        capturer.guarded("writing full_code for %s" % root.label, _write_full_code, capturer, files,
+                         root, capture.family(root))
     _write_capture(capture, files)
     index.write_index(capture, files)
 
@@ -168,14 +165,16 @@ def _write_capture(capture: Capture, files: DumpFiles) -> None:
     ``load_capture`` read), listing every file the process wrote."""
     from pellucid.dynamo.capture_json import dumps
 
-    path = files.claim("capture_{n}.json")
-    while path in _CAPTURE_FILES:  # (an earlier block of this process wrote that one)
-        path = files.claim("capture_{n}.json")
-    _CAPTURE_FILES.add(path)
+    # a later prepare_debug block of this process replaces its capture (its files are replaced
+    # where names repeat; the others stay listed, so a later run removes them)
+    path = _CAPTURE_FILES.get(files.dump_dir) or files.claim("capture_{n}.json", key="capture")
+    _CAPTURE_FILES[files.dump_dir] = path
     capture.capture_file = path
     index_path = os.path.join(files.dump_dir, index.INDEX)
-    names = [os.path.basename(p) for p in files.written + [path, index_path]]
+    before = [p for p in _WRITTEN.get(files.dump_dir, []) if os.path.exists(p)]
+    names = [os.path.basename(p) for p in before + files.written + [path, index_path]]
     capture.process["written"] = sorted(set(names), key=names.index)
+    _WRITTEN[files.dump_dir] = [os.path.join(files.dump_dir, n) for n in capture.process["written"]]
     capture.process["end"] = time.time()
     files.write(path, dumps(capture))
 
@@ -188,22 +187,29 @@ def _fill_entries(frame: CompiledFrame) -> None:
         if t.replacement is not None:
             by_code[id(t.replacement)] = (k, t)
     frame.entries = []
-    for position, e in enumerate(live):  # Dynamo lists the newest entry first
-        k, t = by_code.get(id(getattr(e, "code", None)), (None, None))
-        entry = CacheEntry(index=k if k is not None else len(live) - 1 - position,
-                           compile_id=str(getattr(e, "compile_id", "?")), transform=t)
+    unknown = len(frame.transforms)  # entries compiled outside this capture are numbered after
+    for e in live:  # Dynamo's order (the most recently used first)
+        code = getattr(e, "code", None)
+        k, t = by_code.get(id(code), (None, None))
+        if k is None:
+            k, unknown = unknown, unknown + 1
+        entry = CacheEntry(index=k, compile_id=str(getattr(e, "compile_id", "?")), transform=t,
+                           code=code if isinstance(code, types.CodeType) else None)
         gm = getattr(e, "guard_manager", None)
         if gm is None:
             entry.guard_error = "the cache entry has no guard_manager"
         else:
-            _render_guard(gm, "guard_%s_%d" % (file_stem(frame.name), entry.index), entry)
+            _render_guard(gm, "guard_%s_%d" % (frame.ident, entry.index), entry)
         frame.entries.append(entry)
+    # newest first, as the files list them (Dynamo's own order changes as entries are used)
+    frame.entries.sort(key=lambda e: (e.transform is None, -e.index))
 
 
-def _write_full_code(capturer: Capturer, files: DumpFiles, root: str, frames: List[CompiledFrame]) -> None:
-    path = files.claim("full_code_for_%s.py" % file_stem(root), key="full %s" % root)
-    text, registry = full_code.render(path, root, frames, capturer.globals_of,
-                                     capturer.closures_of)
+def _write_full_code(capturer: Capturer, files: DumpFiles, root: CompiledFrame,
+                     frames: List[CompiledFrame]) -> None:
+    path = files.claim("full_code_for_%s.py" % root.ident, key="full %s" % root.ident)
+    text, registry = full_code.render(path, frames, capturer.globals_of, capturer.closures_of,
+                                     capturer.capture)
     for key, value in registry.items():
         dump_runtime.register(files.dump_dir, key, value)
     files.write(path, text)

@@ -326,7 +326,7 @@ class _Page(object):
             why = {rc.compile_id: rc for rc in frame.recompilations}
             out.append('<div class="card"><div class="title">%s<span class="muted"> · %s:%d%s</span></div>' % (
                 e(frame_label(frame)), e(os.path.basename(frame.filename)), frame.firstlineno,
-                " · resume function Dynamo made at a graph break" if frame.name.startswith("torch_dynamo_resume_in_") else ""))
+                " · resume function Dynamo made at a graph break" if frame.is_resume else ""))
             if not frame.entries:
                 out.append('<div class="empty">no cache entries were read</div></div>')
                 continue

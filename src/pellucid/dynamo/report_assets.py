@@ -121,7 +121,11 @@ JS = r"""
     $$('.line, .searchable').forEach(function (el) {
       if (!el.id) return;
       var view = el.closest('.view');
-      index.push([el.id, el.textContent, view ? (view.getAttribute('data-title') || view.id) : '']);
+      var code = el.classList.contains('line') ? el.querySelector('code') : null;
+      var text = code ? code.textContent : el.innerText.replace(/\s+/g, ' ');
+      var where = view ? (view.getAttribute('data-title') || view.id) : '';
+      if (code) where += ' · line ' + el.querySelector('.n').textContent;
+      index.push([el.id, text, where]);
     });
   }
   function runSearch() {
@@ -132,12 +136,13 @@ JS = r"""
     if (!index) buildIndex();
     var n = 0, shown = 0;
     for (var i = 0; i < index.length; i++) {
-      var text = index[i][1]; if (text.toLowerCase().indexOf(q) < 0) continue;
+      var text = index[i][1], at = text.toLowerCase().indexOf(q); if (at < 0) continue;
       n++; if (shown >= 300) continue; shown++;
+      var from = Math.max(0, at - 80), snippet = (from ? '…' : '') + text.slice(from, at + q.length + 120).trim();
       var li = document.createElement('li');
       var a = document.createElement('a'); a.href = '#' + index[i][0];
       var where = document.createElement('div'); where.className = 'where'; where.textContent = index[i][2];
-      var code = document.createElement('code'); code.textContent = text.trim().slice(0, 240);
+      var code = document.createElement('code'); code.textContent = snippet;
       a.appendChild(code); li.appendChild(where); li.appendChild(a); list.appendChild(li);
     }
     count.textContent = n + ' match' + (n === 1 ? '' : 'es') + ' for "' + input.value.trim() + '"' + (n > shown ? ' (first ' + shown + ' shown)' : '');
