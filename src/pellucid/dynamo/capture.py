@@ -248,11 +248,23 @@ class Capturer:
                                          m.group(1) if m else code.co_firstlineno)
             frame.module = frame.module or parent.module
         else:
-            label = label_of(code.co_name, qualname)
+            wrapped = _wrapped_function(code, fn_globals, _compile_locals(code))
+            if wrapped is not None:
+                # a decorator's wrapper (functools.wraps): named as the function the user wrote,
+                # whose source the dump shows
+                frame.wrapper, qualname = qualname, wrapped[0]
+                frame.module = wrapped[1] or frame.module
+                label = label_of(qualname.rsplit(".", 1)[-1], qualname)
+                inner = getattr(wrapped[2], "__code__", None)
+                if isinstance(inner, types.CodeType):
+                    frame.source, frame.source_start = explain.function_source(inner)
+                    frame.source_filename = inner.co_filename
+            else:
+                label = label_of(code.co_name, qualname)
         identity = Identity(label, frame.module, code.co_firstlineno, code, offset)
         frame.label, frame.ident = self.namer.name(identity, self._idents, code)
         frame.root = _root_of(frame)
-        if not frame.is_resume:  # (a resume function's source is its user function's)
+        if not frame.is_resume and frame.source is None:  # (a resume function's is its root's)
             frame.source, frame.source_start = explain.function_source(code)
         self.capture.frames[id(code)] = frame
         return frame
@@ -262,11 +274,14 @@ class Capturer:
         f_locals = _compile_locals(original)
         if f_locals is None:
             return
+        frame = self.capture.frames.get(id(original))
+        root = frame.root if frame is not None and frame.root is not None else frame
         stack = self._recompile_stacks.get(compile_id)
         self._diagnoses[compile_id] = explain.diagnose(
             compile_id, "", [(str(getattr(e, "compile_id", "?")), e.guard_manager) for e in missed
                              if getattr(e, "guard_manager", None) is not None],
-            f_locals, original.co_filename, stack, self.guard_stacks)
+            f_locals, [root.source_filename, original.co_filename] if root is not None else original.co_filename,
+            stack, self.guard_stacks)
 
     @staticmethod
     def _current_compile_id() -> Optional[str]:
@@ -403,6 +418,42 @@ def _root_of(frame: CompiledFrame) -> CompiledFrame:
         seen.add(id(frame))
         frame = frame.parent
     return frame
+
+
+def _wrapped_function(code: types.CodeType, fn_globals: Optional[Dict[str, Any]],
+                      f_locals: Optional[Dict[str, Any]]) -> Optional[Tuple[str, Optional[str], Any]]:
+    """(qualified name, module, innermost function) of the function a decorator's wrapper
+    stands for, when ``code``
+    is the code of a ``functools.wraps`` wrapper (transformers wraps GPT-2's ``forward`` so):
+    the function object running ``code`` -- a method of the class of the call's first argument,
+    or a global of its module -- has ``__wrapped__``, and ``wraps`` gave it the wrapped
+    function's ``__qualname__``."""
+    if "<locals>" not in getattr(code, "co_qualname", "<locals>"):
+        return None  # (a wrapper is made inside its decorator)
+    candidates: List[Any] = []
+    if f_locals:
+        first = f_locals.get(code.co_varnames[0]) if code.co_varnames else None
+        if code.co_flags & 0x04 and first is not None and not code.co_argcount:  # (*args)
+            first = first[0] if isinstance(first, tuple) and first else None
+        if first is not None:
+            for klass in type(first).__mro__:
+                candidates.extend(vars(klass).values())
+    if fn_globals:
+        candidates.extend(list(fn_globals.values()))
+    for value in candidates:
+        fn = getattr(value, "__func__", value)
+        if getattr(fn, "__code__", None) is code and hasattr(fn, "__wrapped__"):
+            qualname = getattr(fn, "__qualname__", None)
+            if isinstance(qualname, str) and qualname and qualname != getattr(code, "co_qualname", None):
+                import inspect
+
+                module = getattr(fn, "__module__", None)
+                try:
+                    inner = inspect.unwrap(fn)
+                except ValueError:  # (a __wrapped__ cycle)
+                    inner = None
+                return qualname, module if isinstance(module, str) else None, inner
+    return None
 
 
 def _qualname_of(code: types.CodeType, fn_globals: Optional[Dict[str, Any]]) -> str:

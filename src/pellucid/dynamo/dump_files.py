@@ -55,6 +55,8 @@ class DumpDirError(OSError):
 REGISTRY = "owners"
 #: registry size (bytes) past which a claim first drops the lines later lines overrule
 COMPACT_AT = 1 << 16
+#: the registry's name for "this process is done writing" (a process's claims stay its own)
+DONE = "*done*"
 
 
 class ClaimsLock:
@@ -70,7 +72,10 @@ class ClaimsLock:
             try:
                 self.fh = open(self.path, "a+b")
             except FileNotFoundError:  # (the last process of a run removed the registry)
-                os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                try:
+                    os.mkdir(os.path.dirname(self.path))  # (not the dump directory: if that
+                except FileExistsError:                   # went, writing fails, as it must)
+                    pass
                 continue
             try:
                 import fcntl
@@ -97,24 +102,28 @@ class ClaimsLock:
         self.fh.seek(0)
         return self.fh.read().decode("utf-8", "replace")
 
-    def owners(self) -> Dict[str, Tuple[int, str]]:
-        """Every claimed name and who last claimed it: (process id, run)."""
-        out: Dict[str, Tuple[int, str]] = {}
+    def entries(self) -> List[Tuple[str, Tuple[int, str]]]:
+        """Every line of the registry: (name, (process id, run))."""
+        out = []
         for line in self._text().split("\n"):
             name, tab, rest = line.partition("\t")
             if tab:
-                out[name] = _owner_fields(rest)
+                out.append((name, _owner_fields(rest)))
         return out
+
+    def owners(self) -> Dict[str, Tuple[int, str]]:
+        """Every claimed name and who last claimed it: (process id, run)."""
+        return {name: owner for name, owner in self.entries() if name != DONE}
 
     def drop(self, pids: Set[int]) -> int:
         """Forget the claims of ``pids``; returns how many claims are left."""
         assert self.fh is not None
-        kept = {n: o for n, o in self.owners().items() if o[0] not in pids}
-        data = "".join("%s\t%d\t%s\n" % (n, pid, run) for n, (pid, run) in kept.items()).encode("utf-8")
+        kept = [(n, o) for n, o in self.entries() if o[0] not in pids]
+        data = "".join("%s\t%d\t%s\n" % (n, pid, run) for n, (pid, run) in kept).encode("utf-8")
         self.fh.truncate(0)
         self.fh.write(data)
         self.fh.flush()
-        return len(kept)
+        return sum(1 for n, _ in kept if n != DONE)
 
     def owner_of(self, name: str) -> Tuple[int, str]:
         """(process id, run) of the last claim of ``name``; (0, '') when never claimed or
@@ -150,8 +159,10 @@ class ClaimsLock:
         assert self.fh is not None
         last: Dict[str, str] = {}
         for line in self._text().split("\n"):
-            name, tab, _ = line.partition("\t")
+            name, tab, rest = line.partition("\t")
             if tab:
+                if name == DONE:  # (one per process that finished)
+                    name = "%s\t%s" % (name, rest.partition("\t")[0])
                 last.pop(name, None)  # (re-inserted: the dict keeps the claims' order)
                 last[name] = line
         data = "".join(line + "\n" for line in last.values()).encode("utf-8")
@@ -274,8 +285,11 @@ class DumpFiles:
             return
         with ClaimsLock(self.claims_dir) as claims:
             me = os.getpid()
-            if any(pid != me and _alive(pid) for pid, _ in claims.owners().values()):
-                return
+            claims.record(DONE, self.run)
+            owners = claims.owners()
+            done = {pid for name, (pid, _) in claims.entries() if name == DONE}
+            if any(pid != me and pid not in done and _alive(pid) for pid, _ in owners.values()):
+                return  # a process still writing: the last one to finish removes the registry
             try:
                 os.unlink(claims.path)
                 os.rmdir(self.claims_dir)

@@ -21,7 +21,7 @@ line whose tracing installed the guard.
 import linecache
 import re
 import textwrap
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from pellucid.dynamo.model import GraphBreak, Recompilation, SourceLine
 
@@ -292,30 +292,35 @@ def _stack_lines(stack: Any) -> List[SourceLine]:
     return out
 
 
-def _installed_by(leaf: Any, entry_id: str, frame_file: str,
+def _installed_by(leaf: Any, entry_id: str, frame_files: Sequence[str],
                   guard_stacks: Optional[Dict[Tuple[str, str], Any]]) -> Tuple[Optional[SourceLine], List[SourceLine]]:
     """(the line of the compiled function whose tracing made the guard, the user stack) for a
     failed leaf check; from the stacks recorded when Dynamo made the guard, else the
-    innermost line Dynamo's text names."""
+    innermost line Dynamo's text names.  ``frame_files``: the function's files, the one the
+    user reads first (a decorated function's, then its wrapper's)."""
     if guard_stacks:
         for part in getattr(leaf, "parts", None) or []:
             stack = guard_stacks.get((entry_id, getattr(part, "raw", "")))
             if stack:
                 lines = user_frames(_stack_lines(stack))
-                own = [s for s in lines if s.filename == frame_file]
+                for name in frame_files:
+                    own = [s for s in lines if s.filename == name]
+                    if own:
+                        return own[0], lines
                 if lines:
-                    return (own[0] if own else lines[-1]), lines
-    return _guard_line(leaf, frame_file), []
+                    return lines[-1], lines
+    return _guard_line(leaf, frame_files[-1]), []
 
 
 def diagnose(compile_id: str, reason: str, missed: List[Tuple[str, Any]], f_locals: Dict[str, Any],
-             frame_file: str, user_stack: Optional[List[SourceLine]] = None,
+             frame_file: Union[str, Sequence[str]], user_stack: Optional[List[SourceLine]] = None,
              guard_stacks: Optional[Dict[Tuple[str, str], Any]] = None) -> Recompilation:
     """A :class:`Recompilation` for compile ``compile_id``: ``missed`` are the earlier entries
     as (compile id, guard manager), in the order Dynamo tried them; the first whose rendered
     guard fails on ``f_locals`` is explained.  Never raises (what failed goes to ``note``)."""
     from pellucid.dynamo.guard_render import failing_check, render_guard
 
+    frame_files = [frame_file] if isinstance(frame_file, str) else [f for f in frame_file if f]
     rc = Recompilation(compile_id, reason)
     notes = []
     for entry_id, guard_manager in missed:
@@ -348,7 +353,7 @@ def diagnose(compile_id: str, reason: str, missed: List[Tuple[str, Any]], f_loca
             rc.expected = _expected(check.kind, params) or "a value passing `%s`" % rc.check
             rc.actual = _read(rendered, subject, f_locals, g, check.kind, params)
         if leaf is not None:
-            rc.guard_line, rc.guard_stack = _installed_by(leaf, entry_id, frame_file, guard_stacks)
+            rc.guard_line, rc.guard_stack = _installed_by(leaf, entry_id, frame_files, guard_stacks)
         break
     else:
         if notes:

@@ -165,6 +165,11 @@ def render_function(dump_dir: str, fn: Function) -> List[str]:
     root = fn.root
     lines = ["### function `%s`" % fn.name, ""]
     where = "`%s:%d`" % (root.filename, root.firstlineno)
+    if root.wrapper:
+        where = "`%s`, compiled as its decorator's wrapper `%s` (%s)" % (
+            root.source_filename or root.filename, root.wrapper, where)
+    if root.module:
+        where += " in module `%s`" % root.module
     full = root.full_code_path
     lines.append("Defined at %s; Dynamo's cache lookup as Python: %s." % (
         where, _link(dump_dir, full) if full else "no full_code file"))

@@ -198,6 +198,9 @@ class CompiledFrame:
     module: Optional[str] = None
     #: whether Dynamo made this code (a resume function after a graph break)
     is_resume: bool = False
+    #: for a decorator's wrapper named as the function it wraps: the wrapper's own qualified
+    #: name (``merge_with_config_defaults.<locals>.wrapper``), else empty
+    wrapper: str = ""
     entries: List[CacheEntry] = field(default_factory=list)
     transforms: List[Transform] = field(default_factory=list)
     graph_breaks: List[GraphBreak] = field(default_factory=list)
@@ -207,6 +210,9 @@ class CompiledFrame:
     #: line number of its first line); for a resume function, its user function's
     source: Optional[str] = None
     source_start: int = 0
+    #: the file ``source`` comes from when it is not ``filename``: a decorated function's,
+    #: whose wrapper is the code Dynamo compiled
+    source_filename: str = ""
 
 
 @dataclass

@@ -122,7 +122,7 @@ class _Page(object):
         label = "%s:%d" % (os.path.basename(line.filename) if short else line.filename, line.lineno)
         if fn is not None:
             target = self.source_lines.get((ci, id(fn.root)), {}).get(line.lineno)
-            if target and _same_file(line.filename, fn.root.filename):
+            if target and _same_file(line.filename, _source_file(fn.root)):
                 return '<a href="#%s" title="%s">%s</a>' % (target, e(line.filename), e(label))
         return '<span class="mono" title="%s">%s</span>' % (e(line.filename), e(label))
 
@@ -159,7 +159,7 @@ class _Page(object):
         root = fn.root
         parts = ['<section class="view" id="%s" data-title="%s">' % (vid, e(fn.name))]
         parts.append('<h2>%s<span class="where">%s:%d%s</span></h2>' % (
-            e(fn.name), e(root.filename), root.firstlineno,
+            e(fn.name), e(_source_file(root)), root.source_start if root.source_filename else root.firstlineno,
             " · " + e(process_title(fn.capture)) if len(self.dump) > 1 else ""))
         parts.append(self.facts(fn))
         parts.append('<div class="sub">Dynamo\'s cache lookup as Python: %s</div>' % (
@@ -226,12 +226,15 @@ class _Page(object):
         legend = ('<div class="legend"><span class="lb">graph break (or a call that breaks)</span>'
                   '<span class="lr">guard that failed and caused a recompile</span>'
                   '<span class="lg">line that installed guards</span></div>')
-        return legend + '<div class="split"><div class="panel"><div class="head"><span class="label">Original source</span><span class="muted">%s</span></div>%s</div>%s</div>' % (
-            e(root.filename), left, right)
+        wrapper = (' <span class="muted">(compiled as its decorator\'s wrapper %s, %s:%d)</span>' % (
+            e(root.wrapper), e(os.path.basename(root.filename)), root.firstlineno)) if root.wrapper else ""
+        return legend + '<div class="split"><div class="panel"><div class="head"><span class="label">Original source</span><span class="muted">%s</span>%s</div>%s</div>%s</div>' % (
+            e(_source_file(root)), wrapper, left, right)
 
     def source_marks(self, fn: Function) -> Dict[int, Tuple[str, str]]:
         """Per source line: the strongest mark (break > recompile > guard) and every note."""
         root = fn.root
+        source_file = _source_file(root)
         notes: Dict[int, List[Tuple[int, str, str]]] = {}
 
         def mark(n: int, rank: int, css: str, title: str) -> None:
@@ -240,19 +243,19 @@ class _Page(object):
         guards: Dict[int, int] = {}
         for entry in fn.entries:
             for m in _GUARD_FROM.finditer(entry.guard_source or ""):
-                if _same_file(m.group("file"), root.filename):
+                if _same_file(m.group("file"), source_file):
                     n = int(m.group("line"))
                     guards[n] = guards.get(n, 0) + 1
         for n, count in guards.items():
             mark(n, 1, "guard", "%d guard check%s installed by this line (over all cache entries)" % (count, "" if count == 1 else "s"))
         for rc in fn.recompilations:
             g = rc.guard_line
-            if g is not None and _same_file(g.filename, root.filename):
+            if g is not None and _same_file(g.filename, source_file):
                 mark(g.lineno, 2, "recomp", "a guard from this line failed: compile %s (%s: compiled for %s, called with %s)" % (
                     rc.compile_id, rc.subject or rc.check, rc.expected, rc.actual))
         for gb in fn.graph_breaks:
             for k, s in enumerate(gb.user_stack):
-                if _same_file(s.filename, root.filename):
+                if _same_file(s.filename, source_file):
                     inner = k == len(gb.user_stack) - 1
                     mark(s.lineno, 3, "break", ("graph break here: %s" if inner else "a graph break inside this call: %s")
                          % (gb.kind or gb.location))
@@ -562,6 +565,11 @@ def _transforms(frame: CompiledFrame) -> List[Tuple[str, object]]:
         if id(t) not in seen:
             out.append(("compile %s" % t.compile_id, t))
     return out
+
+
+def _source_file(frame: CompiledFrame) -> str:
+    """The file whose lines the function's source view shows."""
+    return frame.source_filename or frame.filename
 
 
 def _short(label: str) -> str:
