@@ -280,8 +280,7 @@ class Capturer:
         self._diagnoses[compile_id] = explain.diagnose(
             compile_id, "", [(str(getattr(e, "compile_id", "?")), e.guard_manager) for e in missed
                              if getattr(e, "guard_manager", None) is not None],
-            f_locals, [root.source_filename, original.co_filename] if root is not None else original.co_filename,
-            stack, self.guard_stacks)
+            f_locals, _places(root, original), stack, self.guard_stacks)
 
     @staticmethod
     def _current_compile_id() -> Optional[str]:
@@ -418,6 +417,17 @@ def _root_of(frame: CompiledFrame) -> CompiledFrame:
         seen.add(id(frame))
         frame = frame.parent
     return frame
+
+
+def _places(root: Optional[CompiledFrame], code: types.CodeType) -> List[Any]:
+    """Where the lines of the function the user reads are (see :func:`explain.diagnose`): a
+    decorated function's own lines first, then the code Dynamo compiled."""
+    places: List[Any] = []
+    if root is not None and root.source_filename and root.source:
+        places.append((root.source_filename, root.source_start,
+                       root.source_start + root.source.count("\n")))
+    places.append((code.co_filename, None, None))
+    return places
 
 
 def _wrapped_function(code: types.CodeType, fn_globals: Optional[Dict[str, Any]],

@@ -197,6 +197,21 @@ def run_id() -> str:
     return "process:%s:%d" % (host, os.getpid())
 
 
+def process_start_time() -> float:
+    """When this process started (seconds since the epoch; Linux's /proc), else now."""
+    import time
+
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])  # (field 22, starttime: clock ticks after boot)
+        with open("/proc/stat", "rb") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration, AttributeError):
+        return time.time()
+
+
 def _host() -> str:
     import socket
 
@@ -236,12 +251,16 @@ class DumpFiles:
         self._written: Set[str] = set()
 
     def clear_old_runs(self, started: float) -> List[str]:
-        """Remove what earlier runs wrote into the directory: the files each finished process's
-        capture file lists (and the capture file), and the files a process that died while
-        writing had claimed.  Processes of this run (:func:`run_id`), processes of this host
-        still running, and this process keep theirs.  Only names pellucid wrote are removed.
-        Returns the removed file names."""
+        """Remove what earlier runs wrote into the directory: the files each process that ended
+        before this one started lists in its capture file (and the capture file), and the files
+        a process of another run that died while writing had claimed.  Processes still running
+        on this host, processes that ran alongside this one (the ranks of its job), processes
+        of the same explicit ``PELLUCID_RUN_ID`` and this process keep theirs.  Only names
+        pellucid wrote are removed.  Returns the removed file names."""
         me, host, run = os.getpid(), _host(), self.run
+        # ranks of one job run at the same time: a process that ended before this one began
+        # is an earlier run's, whatever its parent (a driver running a script twice)
+        began = min(started, process_start_time())
         old: Set[str] = set()
         kept: Set[str] = set()
         with ClaimsLock(self.claims_dir) as claims:
@@ -255,9 +274,9 @@ class DumpFiles:
                 pid = proc.get("pid") if isinstance(proc.get("pid"), int) else 0
                 same_host = proc.get("host") in (None, host)
                 ended = proc.get("end")
-                earlier = (proc.get("run") != run and pid != me
-                           and not (same_host and _alive(pid))
-                           and isinstance(ended, (int, float)) and ended <= started)
+                explicit = run.startswith("id:") and proc.get("run") == run
+                earlier = (not explicit and pid != me and not (same_host and _alive(pid))
+                           and isinstance(ended, (int, float)) and ended <= began)
                 (old if earlier else kept).update(listed + [name])
             owners = claims.owners()
             dead = {p for p, r in set(owners.values()) if p and p != me and r != run and not _alive(p)}

@@ -292,35 +292,42 @@ def _stack_lines(stack: Any) -> List[SourceLine]:
     return out
 
 
-def _installed_by(leaf: Any, entry_id: str, frame_files: Sequence[str],
+#: where a compiled function's own lines are: a file, and the range of lines in it (None: all)
+Place = Tuple[str, Optional[int], Optional[int]]
+
+
+def _installed_by(leaf: Any, entry_id: str, places: Sequence[Place],
                   guard_stacks: Optional[Dict[Tuple[str, str], Any]]) -> Tuple[Optional[SourceLine], List[SourceLine]]:
     """(the line of the compiled function whose tracing made the guard, the user stack) for a
     failed leaf check; from the stacks recorded when Dynamo made the guard, else the
-    innermost line Dynamo's text names.  ``frame_files``: the function's files, the one the
-    user reads first (a decorated function's, then its wrapper's)."""
+    innermost line Dynamo's text names.  ``places``: where the function's lines are, the one
+    the user reads first (a decorated function's, then its wrapper's): the outermost frame of
+    the stack in the first of them that has one."""
     if guard_stacks:
         for part in getattr(leaf, "parts", None) or []:
             stack = guard_stacks.get((entry_id, getattr(part, "raw", "")))
             if stack:
                 lines = user_frames(_stack_lines(stack))
-                for name in frame_files:
-                    own = [s for s in lines if s.filename == name]
+                for name, lo, hi in places:
+                    own = [s for s in lines if s.filename == name and (lo is None or lo <= s.lineno)
+                           and (hi is None or s.lineno <= hi)]
                     if own:
                         return own[0], lines
                 if lines:
                     return lines[-1], lines
-    return _guard_line(leaf, frame_files[-1]), []
+    return _guard_line(leaf, places[-1][0]), []
 
 
 def diagnose(compile_id: str, reason: str, missed: List[Tuple[str, Any]], f_locals: Dict[str, Any],
-             frame_file: Union[str, Sequence[str]], user_stack: Optional[List[SourceLine]] = None,
+             frame_file: Union[str, Sequence[Place]], user_stack: Optional[List[SourceLine]] = None,
              guard_stacks: Optional[Dict[Tuple[str, str], Any]] = None) -> Recompilation:
     """A :class:`Recompilation` for compile ``compile_id``: ``missed`` are the earlier entries
     as (compile id, guard manager), in the order Dynamo tried them; the first whose rendered
     guard fails on ``f_locals`` is explained.  Never raises (what failed goes to ``note``)."""
     from pellucid.dynamo.guard_render import failing_check, render_guard
 
-    frame_files = [frame_file] if isinstance(frame_file, str) else [f for f in frame_file if f]
+    places: List[Place] = [(frame_file, None, None)] if isinstance(frame_file, str) \
+        else [p for p in frame_file if p[0]]
     rc = Recompilation(compile_id, reason)
     notes = []
     for entry_id, guard_manager in missed:
@@ -353,7 +360,7 @@ def diagnose(compile_id: str, reason: str, missed: List[Tuple[str, Any]], f_loca
             rc.expected = _expected(check.kind, params) or "a value passing `%s`" % rc.check
             rc.actual = _read(rendered, subject, f_locals, g, check.kind, params)
         if leaf is not None:
-            rc.guard_line, rc.guard_stack = _installed_by(leaf, entry_id, frame_files, guard_stacks)
+            rc.guard_line, rc.guard_stack = _installed_by(leaf, entry_id, places, guard_stacks)
         break
     else:
         if notes:

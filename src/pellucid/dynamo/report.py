@@ -124,6 +124,8 @@ class _Page(object):
             target = self.source_lines.get((ci, id(fn.root)), {}).get(line.lineno)
             if target and _same_file(line.filename, _source_file(fn.root)):
                 return '<a href="#%s" title="%s">%s</a>' % (target, e(line.filename), e(label))
+        if os.path.dirname(os.path.abspath(line.filename)) == self.dump.dump_dir and os.path.exists(line.filename):
+            return self.file_link(line.filename, label)  # (a dumped file pellucid's code ran from)
         return '<span class="mono" title="%s">%s</span>' % (e(line.filename), e(label))
 
     def code_block(self, prefix: str, text: str, marks: Optional[Dict[int, Tuple[str, str]]] = None,
@@ -160,7 +162,7 @@ class _Page(object):
         parts = ['<section class="view" id="%s" data-title="%s">' % (vid, e(fn.name))]
         parts.append('<h2>%s<span class="where">%s:%d%s</span></h2>' % (
             e(fn.name), e(_source_file(root)), root.source_start if root.source_filename else root.firstlineno,
-            " · " + e(process_title(fn.capture)) if len(self.dump) > 1 else ""))
+            " · " + _inline_md(process_title(fn.capture)) if len(self.dump) > 1 else ""))
         parts.append(self.facts(fn))
         parts.append('<div class="sub">Dynamo\'s cache lookup as Python: %s</div>' % (
             self.file_link(root.full_code_path) if root.full_code_path else '<span class="muted">none written</span>'))

@@ -28,7 +28,10 @@ def _print_user_traceback(exc: BaseException) -> None:
     """The program's traceback as Python prints it, from the program's first frame on."""
     tb = exc.__traceback__
     ours = (os.path.abspath(__file__), os.path.abspath(runpy.__file__))
-    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in ours:
+
+    def is_ours(filename: str) -> bool:
+        return filename.startswith("<frozen runpy") or os.path.abspath(filename) in ours
+    while tb is not None and is_ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
 
@@ -76,8 +79,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 main_module = types.ModuleType("__main__")
                 sys.modules["__main__"] = main_module
                 exec(compile(target, "<string>", "exec"), main_module.__dict__)  # noqa: S102 - the user's -c
-            else:
-                runpy.run_path(target, run_name="__main__")
+            else:  # (as python does since 3.9: __file__ and tracebacks name the script absolutely)
+                runpy.run_path(os.path.abspath(target), run_name="__main__")
         except SystemExit as exc:
             status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if exc.code is not None and not isinstance(exc.code, int):
