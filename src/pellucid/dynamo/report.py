@@ -397,11 +397,18 @@ class _Page(object):
                 kernels = inductor_kernels(text, getattr(graph, "provenance", None))
                 rows = []
                 for k in kernels:
+                    if not k.nodes and k.how == "name" and k.aten:
+                        # (a fused kernel's name lists its ops: the graph's nodes of those ops)
+                        segments = "_%s_" % k.aten[0]
+                        k.nodes = list(dict.fromkeys(
+                            n for st in look for n in node_lines.get(st, {})
+                            if "_%s_" % re.sub(r"_\d+$", "", n) in segments))[:12]
                     links = []
                     for name in k.nodes:
                         target = next((node_lines[st][name] for st in look if name in node_lines.get(st, {})), None)
                         links.append('<a href="#%s">%s</a>' % (target, e(name)) if target else '<span class="mono">%s</span>' % e(name))
-                    how = {"comment": "Inductor's comment", "torch": "torch's provenance", "name": "the kernel's name"}.get(k.how, "")
+                    how = {"comment": "Inductor's comment", "torch": "torch's provenance",
+                           "name": "the kernel's name (nodes of the ops it names)"}.get(k.how, "")
                     notes[k.lineno] = ("→ nodes " + ", ".join(links)) if links else ("fuses " + e(", ".join(k.aten))) if k.aten else ""
                     rows.append('<tr><td><a href="#%s-L%d"><code>%s</code></a>%s</td><td>%s</td><td class="mono">%s</td><td class="muted">%s</td></tr>' % (
                         pid, k.lineno, e(k.kernel), ' (<a href="#%s-L%d">definition</a>)' % (pid, k.defined_at) if k.defined_at else "",
