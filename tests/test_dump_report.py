@@ -2,6 +2,7 @@
 capture file round trip, ``index.md``, the HTML report, provenance parsing, tidy dump files."""
 import html.parser
 import json
+import re
 import os
 import stat
 import subprocess
@@ -382,3 +383,69 @@ def test_the_files_a_killed_writer_claimed_are_removed(tmp_path):
         claims.fh.write(("orphan.py\t%d\n" % _dead_pid()).encode())
     assert files.clear_old_runs(0.0) == ["orphan.py"]
     assert not os.path.exists(os.path.join(d, "orphan.py"))
+
+
+# --------------------------------------------------------------------------- folded guards
+
+FOLD_GUARD = '''def guard_0(L, G):
+    try:
+        # L['m']  (dict, via FrameLocalsGuardAccessor(key='m', framelocals_idx=0))
+        if not (type(L['m']) is dict): return False  # from: y = m['a'] + m['b']  (t.py:3 in f)
+        # L['m']['a']  (int, via DictGetItemGuardAccessor('a'))
+        if not (type(L['m']['a']) is int and L['m']['a'] == 1): return False  # from: y = m['a'] + m['b']  (t.py:3 in f)
+        if not (L['m']['a'] >= 0): return False  # from: y = m['a'] + m['b']  (t.py:3 in f)
+        # L['m']['b']  (int, via DictGetItemGuardAccessor('b'))
+        if not (type(L['m']['b']) is int and L['m']['b'] == 2): return False  # from: y = m['a'] + m['b']  (t.py:3 in f)
+        if not (L['m']['b'] >= 0): return False  # from: y = m['a'] + m['b']  (t.py:3 in f)
+        # L['m']['c']  (int, via DictGetItemGuardAccessor('c'))
+        if not (type(L['m']['c']) is int and L['m']['c'] == limit): return False  # from: y = m['a'] + m['b']  (t.py:3 in f)
+        if not (L['m']['c'] >= 0): return False  # from: y = m['a'] + m['b']  (t.py:3 in f)
+        # L['s']  (str, via FrameLocalsGuardAccessor(key='s', framelocals_idx=1))
+        if not (type(L['s']) is str and L['s'] == "L['m']"): return False  # from: print(s)  (t.py:4 in f)
+        return True
+    except Exception:
+        return False
+'''
+
+
+def _guard(text):
+    scope = {"limit": 3}
+    exec(compile(text, "<guard>", "exec"), scope)
+    return scope["guard_0"]
+
+
+def test_a_folded_guard_answers_as_the_original_on_every_input():
+    from pellucid.dynamo.guard_fold import fold
+
+    text, loops = fold(FOLD_GUARD)
+    assert loops == 1 and "for _f0, _f1 in (('a', 1), ('b', 2), ('c', limit)):" in text
+    assert "m = L['m']  # dict, via" in text and "if not (type(a" not in text
+    assert "s == \"L['m']\"" in text  # a string that spells a value is not a read of it
+    plain, folded = _guard(FOLD_GUARD), _guard(text)
+    values = [1, 2, 3, 0, -1, "1", None]
+    import itertools
+    cases = 0
+    for a, b, c in itertools.product(values, repeat=3):
+        for m in ({"a": a, "b": b, "c": c}, {"a": a, "b": b}, [a, b, c]):
+            for s in ("L['m']", "x"):
+                L = {"m": m, "s": s}
+                assert plain(L, {}) == folded(L, {}), (L, text)
+                cases += 1
+    assert cases > 1000 and plain({"m": {"a": 1, "b": 2, "c": 3}, "s": "L['m']"}, {})
+
+
+def test_folding_leaves_a_guard_alone_when_its_lines_cannot_be_proven_alike():
+    from pellucid.dynamo.guard_fold import fold
+
+    # the siblings' comments differ: no table can give them, so no loop; names still apply
+    import itertools
+    counter = itertools.count(10)
+    different = re.sub(r"\(t\.py:3 in f\)", lambda m: "(t.py:%d in f)" % next(counter), FOLD_GUARD)
+    text, loops = fold(different)
+    assert loops == 0 and "m = L['m']" in text
+    assert _guard(text)({"m": {"a": 1, "b": 2, "c": 3}, "s": "L['m']"}, {}) is True
+    # a loop variable's name already used by the guard: not folded into a loop
+    clash = FOLD_GUARD.replace("== limit", "== _f1")
+    assert fold(clash)[1] == 0
+    # not a rendered guard: returned as it was
+    assert fold("x = 1\n") == ("x = 1\n", 0)
