@@ -444,6 +444,12 @@ def test_folding_leaves_a_guard_alone_when_its_lines_cannot_be_proven_alike():
     text, loops = fold(different)
     assert loops == 0 and "m = L['m']" in text
     assert _guard(text)({"m": {"a": 1, "b": 2, "c": 3}, "s": "L['m']"}, {}) is True
+    # a column only a comment shows holds names no code reads (the values' types): the table,
+    # evaluated before the loop, cannot hold them
+    typed = FOLD_GUARD.replace("(int, via DictGetItemGuardAccessor('c'))", "(Limit, via DictGetItemGuardAccessor('c'))")
+    text, loops = fold(typed)
+    assert "Limit)" not in text and "Limit, via" in text
+    assert _guard(text)({"m": {"a": 1, "b": 2, "c": 3}, "s": "L['m']"}, {}) is True
     # a loop variable's name already used by the guard: not folded into a loop
     clash = FOLD_GUARD.replace("== limit", "== _f1")
     assert fold(clash)[1] == 0

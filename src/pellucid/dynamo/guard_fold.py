@@ -159,6 +159,7 @@ def _loop(group_lines: Sequence[List[str]], names_used: str, expr: str) -> Optio
     n_holes = len(columns[0])
     if n_holes == 0:
         return None
+    in_comment = [line[:1] == ["# "] for line in template for tok in line if tok is None]
     # holes with the same values in every row share one loop variable
     distinct: List[Tuple[str, ...]] = []
     hole_var: List[int] = []
@@ -169,6 +170,12 @@ def _loop(group_lines: Sequence[List[str]], names_used: str, expr: str) -> Optio
         hole_var.append(distinct.index(values))
     if len(distinct) > MAX_COLUMNS:
         return None
+    # the table is evaluated before the loop: a name only a comment shows (a type's name) is
+    # not bound, so a column no code line reads may hold literals only
+    for d, values in enumerate(distinct):
+        if all(in_comment[h] for h in range(n_holes) if hole_var[h] == d) \
+                and not all(_LITERAL.match(v) for v in values):
+            return None
     names = ["_f%d" % i for i in range(len(distinct))]
     if any(re.search(r"\b%s\b" % n, names_used) for n in names):
         return None
@@ -240,21 +247,38 @@ def fold_loops(source: str) -> Tuple[str, int]:
     roots = _tree(lines, lo, hi)
     replacements: List[Tuple[int, int, List[str]]] = []
 
+    def unit_lines(unit: Sequence[_Node]) -> Optional[List[str]]:
+        body = lines[unit[0].start:unit[-1].end]
+        if not all(ln.startswith(_BODY) for ln in body):
+            return None
+        return [ln[len(_BODY):] for ln in body]
+
     def visit(children: List[_Node]) -> None:
         i = 0
         while i < len(children):
-            j = i + 1
-            while j < len(children) and _similar(children[i], children[j]):
-                j += 1
             folded = None
-            if j - i >= 2 and sum(n.end - n.start for n in children[i:j]) >= MIN_LINES:
-                group = [[ln[len(_BODY):] for ln in lines[n.start:n.end]] for n in children[i:j]]
-                if all(all(ln.startswith(_BODY) for ln in lines[n.start:n.end]) for n in children[i:j]):
-                    folded = _loop(group, source, children[i].expr)
-            if folded is not None:
-                replacements.append((children[i].start, children[j - 1].end, folded))
-                i = j
-            else:
+            # a run of siblings alike (k = 1), or of pairs alike: a dict's entries come as
+            # key, value, key, value...
+            for k in (1, 2):
+                units = []
+                j = i
+                while j + k <= len(children):
+                    unit = children[j:j + k]
+                    if units and not all(_similar(a, b) for a, b in zip(units[0], unit)):
+                        break
+                    units.append(unit)
+                    j += k
+                if len(units) < 2 or sum(u[-1].end - u[0].start for u in units) < MIN_LINES:
+                    continue
+                group = [unit_lines(u) for u in units]
+                if any(g is None for g in group):
+                    continue
+                folded = _loop(group, source, units[0][-1].expr)  # type: ignore[arg-type]
+                if folded is not None:
+                    replacements.append((units[0][0].start, units[-1][-1].end, folded))
+                    i = j
+                    break
+            if folded is None:
                 visit(children[i].children)
                 i += 1
     visit(roots)

@@ -465,7 +465,7 @@ class _Page(object):
         breaks: Dict[tuple, list] = {}
         for ci, fn in self.fns:
             for frame, gb, compiles in fn.graph_break_sites():
-                key = (fn.name, frame_label(frame), gb.location, gb.kind, tuple(compiles))
+                key = (fn.name, frame_label(frame), gb.location, gb.kind)
                 breaks.setdefault(key, [ci, fn, frame, gb, compiles, []])[5].append(ci)
         if breaks:
             parts.append("<h3>Graph breaks</h3>")
