@@ -37,6 +37,7 @@ def run(dump_dir: str, backend: str = "inductor", step: bool = False) -> int:
               "  (debug() pauses; set breakpoints in the files it lists, e.g. 'b %s:<line>', then 'c')\n"
               "  from Python: dump = pellucid.load_capture(%r); dump.why_recompiled('Block.forward')\n"
               % (dump_dir, backend, os.path.relpath(firsts[0]) if firsts else "<file>", dump_dir))
+    out.flush()
     if step:
         with pellucid.debug():
             demo_model.train(backend, batches=(6,))
