@@ -1,7 +1,7 @@
 """The differential check of ``pellucid.debug()``: it runs what the compiled program runs.
 
 A program is a builder returning ``(fn, calls)`` with fresh state on every call (see
-``tests/dynamo_programs.py``).  :func:`check` runs it twice, each time in fresh Dynamo state:
+``tests/dynamo_programs.py``); a builder taking the backend compiles what it returns itself.  :func:`check` runs it twice, each time in fresh Dynamo state:
 
 * reference: compile it; pass 1 (every call); pass 2 (every call again), plainly;
 * pellucid: compile it; pass 1 inside ``prepare_debug``; pass 2 inside ``debug(pause=False)``;
@@ -102,15 +102,25 @@ class _CodeRecorder(object):
         return local
 
 
-def run(build: Callable[[], Any], backend: str, dump: Optional[str], grad: bool = True,
+def _takes_backend(build: Callable[..., Any]) -> bool:
+    import inspect
+
+    return len(inspect.signature(build).parameters) == 1
+
+
+def run(build: Callable[..., Any], backend: str, dump: Optional[str], grad: bool = True,
         record_lines: bool = False, passes: int = 2) -> Run:
     """One run of a program in fresh Dynamo state; with ``dump``, pass 1 inside
     ``prepare_debug(dump)`` and the later passes inside ``debug(pause=False)``."""
     result = Run()
     torch._dynamo.reset()
     torch.manual_seed(0)
-    fn, calls = build()
-    compiled = torch.compile(fn, backend=backend)
+    if _takes_backend(build):
+        # the builder compiles its functions itself (several compiled functions)
+        compiled, calls = build(backend)
+    else:
+        fn, calls = build()
+        compiled = torch.compile(fn, backend=backend)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for k in range(passes):

@@ -286,3 +286,107 @@ def test_a_second_capture_in_one_process_names_the_same_frames_alike(tmp_path):
         seen.append((sorted((f.label, f.ident) for f in capture.frames.values()), files))
     assert seen[0] == seen[1]
     assert len(seen[0][0]) == 7, seen[0][0]  # f, A.forward, B.forward and four resume functions
+
+
+def test_a_rendered_guard_that_passes_where_dynamos_fails_is_reported_and_dynamo_decides(tmp_path):
+    dump = str(tmp_path / "dump")
+    torch._dynamo.reset()
+    compiled = torch.compile(bump, backend="eager")
+    x = torch.ones(2)
+    with pellucid.prepare_debug(dump) as capture:
+        compiled(x, 3)
+    (frame,) = capture.roots()
+    path = frame.full_code_path
+    text = open(path, encoding="utf-8").read()
+    assert text.count("L['n'] == 3") == 1
+    with open(path, "w", encoding="utf-8") as fh:  # the rendered guard now also accepts n == 4
+        fh.write(text.replace("L['n'] == 3", "L['n'] in (3, 4)"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pellucid.debug(pause=False) as session:
+            out = compiled(x, 4)
+    assert torch.equal(out, x + 4)  # no entry passes for Dynamo: the original code ran
+    assert session.misses == ["bump"]
+    ours = [str(w.message) for w in caught if issubclass(w.category, PellucidWarning)]
+    (disagree,) = [m for m in ours if "rendered guard" in m]
+    (d,) = session.disagreements
+    assert (d.frame, d.entry, d.dynamo) == ("bump", 0, False)
+    assert "Dynamo's guard fails" in d.where and "L['n']" in d.where, d.where
+    assert d.where in disagree
+
+
+def clashing(L, dynamo, cells, x):
+    y = x * L + dynamo
+    print("break")
+    return y - cells
+
+
+def test_parameters_named_like_the_dispatchers_locals(tmp_path):
+    def build():
+        return clashing, [(2.0, 3.0, 1.0, torch.ones(2)), (1.0, 0.5, 2.0, torch.ones(2))]
+    _, got = debug_differential.check(build, "eager", str(tmp_path / "dump"))
+    text = open(got.capture.roots()[0].full_code_path, encoding="utf-8").read()
+    assert "    L_ = {'L': L, 'dynamo': dynamo, 'cells': cells, 'x': x}" in text
+
+
+def raising(x, limit):
+    y = x.sin() * 2
+    print("break")
+    if limit < 0:
+        raise ValueError("negative limit")
+    return y + limit
+
+
+def test_a_traceback_under_debug_shows_code_lines_of_the_dumped_files(tmp_path):
+    """The issue saw tracebacks (and pdb's ``w``) at comment lines of full_code files: the
+    dispatcher is entered from a frame at the compiled function's own ``def`` line."""
+    import traceback
+
+    dump = str(tmp_path / "dump")
+    torch._dynamo.reset()
+    compiled = torch.compile(raising, backend="eager")
+    with pellucid.prepare_debug(dump):
+        with pytest.raises(ValueError):
+            compiled(torch.ones(2), -1)
+    with pellucid.debug(pause=False) as session:
+        with pytest.raises(ValueError) as info:
+            compiled(torch.ones(2), -1)
+    assert not session.misses
+    entries = traceback.extract_tb(info.value.__traceback__)
+    files = [os.path.basename(e.filename) for e in entries]
+    assert any(f.startswith("full_code_for_raising") for f in files), files
+    # (the code after the break raises while Dynamo traces it: Dynamo runs it uncompiled)
+    assert "__transformed_code_0_for_raising.py" in files, files
+    here = os.path.abspath(__file__)
+    def_line = raising.__code__.co_firstlineno
+    for e in entries:
+        if os.path.abspath(e.filename).startswith(os.path.abspath(dump)):
+            assert e.lineno in debug_differential.code_lines(e.filename), (e.filename, e.lineno, e.line)
+    # the frame that enters the dispatcher is the compiled function's, at its def line
+    k = files.index([f for f in files if f.startswith("full_code_for_raising")][0])
+    assert os.path.abspath(entries[k - 1].filename) == here and entries[k - 1].lineno == def_line
+
+
+def _two_compiled_functions(backend):
+    # ``outer`` and ``inner`` are each compiled by torch.compile, and call each other's
+    # compiled form; both break the graph, so each is a frame Dynamo compiled.
+    def inner(x, n):
+        y = x.cos() + n
+        print("inner", n)
+        return compiled_outer(y, n - 1) if n > 0 else y
+
+    def outer(x, n):
+        y = x.sin() * 2
+        print("outer", n)
+        return compiled_inner(y, n) - 1
+
+    compiled_inner = torch.compile(inner, backend=backend)
+    compiled_outer = torch.compile(outer, backend=backend)
+    return compiled_outer, [(torch.ones(2), 2), (torch.full((2,), 0.5), 2), (torch.ones(3), 1)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_two_compiled_functions_calling_each_other(tmp_path, backend):
+    _, got = debug_differential.check(_two_compiled_functions, backend, str(tmp_path / "dump"))
+    calls = debug_differential.dispatcher_calls(got.capture)
+    assert calls.get("_two_compiled_functions.outer") and calls.get("_two_compiled_functions.inner"), calls

@@ -5,6 +5,10 @@ process.  Inside ``debug()``:
 
 * Dynamo compiles nothing (its ``eager_on_recompile`` stance): inputs that no cache entry
   accepts run the original code, and ``debug()`` says so once per function;
+* each call of a compiled function runs the dispatcher of its ``full_code`` file, which runs
+  the entry Dynamo's own guard managers select (in Dynamo's most-recently-used order), and its
+  rendered guards alongside (one that answers otherwise is reported once, in a warning, the
+  session's ``disagreements`` and ``index.md``);
 * the transformed code and resume functions already run from their dumped files (when
   ``prepare_debug`` verified them), so breakpoints there are hit;
 * of each graph, the stage that runs runs from its dumped file, so a debugger steps from the

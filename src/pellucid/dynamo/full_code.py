@@ -69,6 +69,13 @@ def signature_parts(code: types.CodeType, extra_kwonly: Optional[str] = None) ->
     return ", ".join(params), ", ".join(call), arg_names
 
 
+def _free_local(name: str, taken: Any) -> str:
+    """``name``, with ``_`` appended until no parameter has it."""
+    while name in taken:
+        name += "_"
+    return name
+
+
 def render(path: str, frames: List[CompiledFrame],
            globals_of: Dict[int, Dict[str, Any]],
            closures_of: Optional[Dict[int, Optional[Tuple[Any, ...]]]] = None,
@@ -106,6 +113,9 @@ def render(path: str, frames: List[CompiledFrame],
         registry["%s:%s:original" % (base, fid)] = (frame.code, fn_globals, closure)
         freevars = tuple(frame.code.co_freevars)
         params, call, arg_names = signature_parts(frame.code, CLOSURE_PARAM if freevars else None)
+        # the dispatcher's own locals must not be one of the function's parameters
+        taken = set(arg_names) | {CLOSURE_PARAM}
+        lname, dname, cname = (_free_local(n, taken) for n in ("L", "dynamo", "cells"))
         kind = "resume function" if frame.is_resume else "function"
         out += ["", "# " + "=" * 94,
                 "# %s %s (%s:%d): %d cache entr%s" % (kind, frame.label, frame.filename,
@@ -133,7 +143,7 @@ def render(path: str, frames: List[CompiledFrame],
                     "def %s(" % entry.guard_name, "def %s(" % gname, 1))
                 out.append("%s = _rt.bind_guard(__file__, %s, %r)" % (gname, gname, "guard:%s:%d" % (fid, entry.index)))
                 registry["%s:guard:%s:%d" % (base, fid, entry.index)] = entry.guard_namespace
-                test = "%s(L, G_%s)" % (gname, fid)
+                test = "%s(%s, G_%s)" % (gname, lname, fid)
                 guards.append("%d: %s" % (entry.index, gname))
                 defined.append(gname)
             else:
@@ -159,8 +169,8 @@ def render(path: str, frames: List[CompiledFrame],
                     codes.append((c, entry.index))
             out.append("")
             if runs is not None:
-                target = "cells.bind(%s)" % tname if freevars else tname
-                dispatch += ["    if dynamo.picks(%d, %s):" % (entry.index, test),
+                target = "%s.bind(%s)" % (cname, tname) if freevars else tname
+                dispatch += ["    if %s.picks(%d, %s):" % (dname, entry.index, test),
                              "        return %s(%s)" % (target, call)]
             else:
                 dispatch.append("    # cache entry %d is left out: its code is missing" % entry.index)
@@ -169,24 +179,29 @@ def render(path: str, frames: List[CompiledFrame],
         out.append("__lookup_%s = _rt.lookup(__file__, %r, {%s})  # Dynamo's cache of this frame"
                    % (fid, fid, ", ".join(guards)))
         defined += ["__original_" + fid, "__lookup_" + fid, fid]
+        shadowed = sorted(set(arg_names) & (set(defined) | {"_rt", "__file__"}))
+        if shadowed:
+            raise ValueError("a parameter of %s has the name of a global of its full_code file: %s"
+                             % (frame.label, ", ".join(shadowed)))
         out.append("")
         out.append("")
         out.append("def %s(%s):" % (fid, params))
         out.append('    """Dynamo\'s cache lookup for %s: runs the entry Dynamo\'s guards select."""' % frame.label)
         if freevars:
-            out.append("    cells = _rt.cells(__file__, %r, %s)  # the closure of the function called: %s"
-                       % (fid, CLOSURE_PARAM, ", ".join(freevars)))
-            out.append("    L = {%s}  # the frame's locals, as the guards read them" %
-                       ", ".join(["%r: %s" % (n, n) for n in arg_names] + ["**cells.values()"]))
+            out.append("    %s = _rt.cells(__file__, %r, %s)  # the closure of the function called: %s"
+                       % (cname, fid, CLOSURE_PARAM, ", ".join(freevars)))
+            out.append("    %s = {%s}  # the frame's locals, as the guards read them" % (
+                lname, ", ".join(["%r: %s" % (n, n) for n in arg_names] + ["**%s.values()" % cname])))
         else:
-            out.append("    L = {%s}  # the frame's locals, as the guards read them" %
-                       ", ".join("%r: %s" % (n, n) for n in arg_names))
-        out.append("    dynamo = __lookup_%s.select(L)  # the entry Dynamo's own guard managers pick" % fid)
+            out.append("    %s = {%s}  # the frame's locals, as the guards read them" %
+                       (lname, ", ".join("%r: %s" % (n, n) for n in arg_names)))
+        out.append("    %s = __lookup_%s.select(%s)  # the entry Dynamo's own guard managers pick"
+                   % (dname, fid, lname))
         out += dispatch
         out.append("    # no entry above: the entry Dynamo picked has no code here, or none passes (Dynamo")
         out.append("    # would compile the frame again; inside debug() the original code runs)")
-        fallback = "dynamo.otherwise(__original_%s)" % fid
-        out.append("    return %s(%s)" % ("cells.bind(%s)" % fallback if freevars else fallback, call))
+        fallback = "%s.otherwise(__original_%s)" % (dname, fid)
+        out.append("    return %s(%s)" % ("%s.bind(%s)" % (cname, fallback) if freevars else fallback, call))
         out.append("")
     clash = sorted(n for n in set(defined) if defined.count(n) > 1)
     if clash:

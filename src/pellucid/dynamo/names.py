@@ -11,7 +11,9 @@ the line and offset a resume function resumes at, its bytecode -- never from com
 still apply.  The shortest form that no other code object of the dump directory holds is used:
 
 1. the qualified name without ``<locals>`` (``A.forward``; a closure ``make.f``);
-2. module-qualified (``models.A.forward``) when another module has a code object of that name;
+2. module-qualified (``models.A.forward``) when another module has a code object of that name:
+   by the module's own name first (``modeling_gpt2.GPT2Attention.forward``), then its full
+   dotted name;
 3. with the first line (``models.f@12``) for two definitions of one name in one module (for a
    resume function, the bytecode offset it resumes at: two breaks on one line);
 4. with a digest of the bytecode (two lambdas on one line);
@@ -134,7 +136,10 @@ class Identity(object):
     def candidates(self) -> List[str]:
         """Labels from the shortest to the most specific (the ordinal is the Namer's)."""
         module = (self.module + ".") if self.module else ""
-        out = [self.label, module + self.label]
+        out = [self.label]
+        if self.module and "." in self.module:
+            out.append("%s.%s" % (self.module.rsplit(".", 1)[1], self.label))  # the module's own name
+        out.append(module + self.label)
         if self.resume_offset is not None:
             out.append("%s%s_%d" % (module, self.label, self.resume_offset))
         else:
