@@ -147,6 +147,8 @@ def test_a_decorated_function_is_named_as_the_user_wrote_it(tmp_path, capsys):
     (rc,) = frame.recompilations
     assert rc.guard_line.lineno == _line_of(Wrapped.forward.__wrapped__, "# the wrapped forward")
     assert "### function `Wrapped.forward`" in _index(dump)
+    assert capture.why_recompiled(Wrapped.forward) == [rc]  # asked by the function the user wrote
+    assert capture.why_recompiled(model) == [rc]
 
 
 def test_prepare_debug_says_what_it_wrote_and_leaves_a_tidy_directory(tmp_path, capsys):

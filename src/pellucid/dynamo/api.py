@@ -131,6 +131,11 @@ def find_frames(captures: Iterable[Capture], fn: Any) -> List[CompiledFrame]:
     captures = list(captures)
     found: List[CompiledFrame] = []
     code = None if isinstance(fn, str) else _code_of(fn)
+    if code is not None and not find_frames_by_code(captures, code):
+        # a decorated function: Dynamo compiled its wrapper, named after it
+        name = getattr(fn, "__qualname__", None) or getattr(code, "co_qualname", None)
+        if isinstance(name, str):
+            return find_frames(captures, name)
     for c in captures:
         for root, frames in families(c):
             if code is not None:
@@ -148,6 +153,11 @@ def find_frames(captures: Iterable[Capture], fn: Any) -> List[CompiledFrame]:
                 if frame_label(root).split(".")[-1] == fn or root.qualname.split(".")[-1] == fn:
                     found.extend(frames)
     return found
+
+
+def find_frames_by_code(captures: Iterable[Capture], code: types.CodeType) -> bool:
+    """Whether a frame of the captures was compiled from ``code``."""
+    return any(f.code is code for c in captures for f in c.frames.values())
 
 
 class Dump(list):
@@ -201,7 +211,8 @@ def capture_files(dump_dir: str) -> List[str]:
 
 
 def load_capture(dump_dir: str) -> Dump:
-    """Read a dump directory's capture model (every process's ``capture_<n>.json``).
+    """Read a dump directory's capture model (every process's ``capture_<n>.json``), ranks of
+    a distributed job in rank order.
 
     Needs no torch: a dump made on a cluster reads on a laptop.  Raises ``FileNotFoundError``
     when the directory holds no capture.
@@ -221,4 +232,6 @@ def load_capture(dump_dir: str) -> Dump:
     for path in paths:
         with open(path, encoding="utf-8") as fh:
             captures.append(from_json(json.load(fh), dump_dir))
+    # ranks in rank order, whichever finished first (and wrote capture_0.json)
+    captures.sort(key=lambda c: (not isinstance(c.process.get("rank"), int), c.process.get("rank") or 0))
     return Dump(dump_dir, captures)
