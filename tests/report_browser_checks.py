@@ -1,13 +1,12 @@
 """What the report tests check in a real browser, shared by the fixture test (every Python with
-selenium) and the multi-rank torch test: every view renders, every link resolves, search finds
-and jumps, the page loads nothing from the network, and the main page looks as it should."""
+a browser) and the multi-rank torch test: every view renders, every link resolves, search finds
+and jumps, the page loads nothing from the network, and the main page is drawn (not blank) with
+its parts where they belong."""
 import base64
 import os
 import time
 from typing import Any, Dict, List
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
-REFERENCE = os.path.join(DATA, "report_overview.png")
 
 
 def open_report(driver: Any, path: str, fragment: str = "") -> None:
@@ -66,6 +65,21 @@ def check_views_and_links(driver: Any, path: str) -> Dict[str, int]:
     return {"nav": len(nav), "internal": len(internal), "files": len(files)}
 
 
+def check_overview(driver: Any, path: str, expected: List[str]) -> str:
+    """The main page, once its scripts ran, shows the overview with every text in ``expected``
+    and at least one graph-break and one recompilation card; returns its text."""
+    open_report(driver, path)
+    assert shown_view(driver) == "overview"
+    text = driver.execute_script("return document.querySelector('.view.shown').innerText")
+    absent = [e for e in expected if e not in text]
+    assert not absent, (absent, text[:2000])
+    cards = driver.execute_script(
+        "return ['.card.break', '.card.recomp'].map(s => Array.from(document.querySelectorAll('#overview ' + s))"
+        ".filter(c => c.offsetParent !== null).length)")
+    assert cards[0] >= 1 and cards[1] >= 1, cards
+    return text
+
+
 def check_jump_to_line(driver: Any, path: str) -> None:
     """A source link in a recompilation card opens the function at that line, highlighted and
     on screen; the tab of a transformed-code line opens when its line is linked."""
@@ -75,7 +89,7 @@ def check_jump_to_line(driver: Any, path: str) -> None:
     assert href, "no recompilation card links to a source line"
     driver.find_element("css selector", '#overview .card.recomp a[href="%s"]' % href).click()
     wait_for(driver, "return location.hash === %r" % href)
-    target = driver.execute_script("return document.getElementById(%r)" % href[1:])
+    target = driver.find_element("id", href[1:])
     assert "hl" in target.get_attribute("class").split()
     assert target.is_displayed()
     top = driver.execute_script("return arguments[0].getBoundingClientRect().top", target)
@@ -116,6 +130,25 @@ def screenshot(driver: Any, path: str, out: str) -> bytes:
     with open(out, "wb") as fh:
         fh.write(png)
     return png
+
+
+def blank_png(driver: Any) -> bytes:
+    """What the same browser shows for an empty page, at the same size: the image a report that
+    failed to draw would look like."""
+    driver.get("about:blank")
+    return driver.get_screenshot_as_png()
+
+
+def check_not_blank(driver: Any, png: bytes) -> Dict[str, float]:
+    """The screenshot ``png`` of the main page differs from a blank page over much of the window
+    (blocks of 16 pixels whose grey level moved), has dark text on light ground somewhere, and
+    has the window's size."""
+    result = compare_png(driver, png, blank_png(driver))
+    viewport = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    assert result["size_a"] == result["size_b"] == viewport, result
+    assert result["contrast"] > 150, result  # text and background, not a wash of one colour
+    assert result["changed"] > 0.15, result  # a header, a sidebar, tables: not a near-empty page
+    return result
 
 
 def check_layout(driver: Any) -> None:

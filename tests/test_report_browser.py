@@ -2,12 +2,11 @@
 from the capture model (no torch needed; ``tests/dynamo/test_report_multirank.py`` does the
 same on a real multi-rank training run).
 
-The main page's screenshot is compared with ``tests/data/report_overview.png`` at the scale of
-16-pixel blocks (see :func:`report_browser_checks.compare_png`); after a deliberate change of
-the report's look, refresh it with ``PELLUCID_REFRESH_SCREENSHOT=1`` and look at the new file.
+The main page's screenshot is compared with the screenshot of a blank page in the same browser,
+at the scale of 16-pixel blocks (see :func:`report_browser_checks.compare_png`): no golden image
+to keep in step with the report's look, yet a page that failed to draw fails.
 """
 import os
-import shutil
 import sys
 
 import pytest
@@ -42,6 +41,14 @@ def test_every_view_renders_and_every_link_resolves(driver, report):
     assert counts["nav"] == 2 + 2 * 5  # overview, search; per rank one function and four graphs
 
 
+def test_the_overview_says_what_broke_and_why(driver, report):
+    checks.check_overview(driver, report, [
+        "2 processes", "Block.forward", "rank 0 (pid 4100)", "rank 1 (pid 4101)",
+        "Data-dependent branching", "Detected data-dependent branching", "Use `torch.cond`",
+        "if h.mean() > 0.5:", "compile 0/1 of Block.forward", "Tensor f32[4, 8]", "Tensor f32[6, 8]",
+        "model.py:6 h = self.linear(x).relu()"])
+
+
 def test_a_source_link_opens_the_line(driver, report):
     checks.check_jump_to_line(driver, report)
 
@@ -65,36 +72,31 @@ def test_the_function_view_marks_breaks_and_guards(driver, report):
     assert right > left + 200
 
 
-def test_the_main_page_looks_as_it_should(driver, report, tmp_path):
+def test_the_main_page_is_drawn(driver, report, tmp_path):
     shot = str(tmp_path / "overview.png")
     png = checks.screenshot(driver, report, shot)
     checks.check_layout(driver)
-    if os.environ.get("PELLUCID_REFRESH_SCREENSHOT"):
-        os.makedirs(checks.DATA, exist_ok=True)
-        shutil.copyfile(shot, checks.REFERENCE)
-        pytest.skip("reference screenshot rewritten: %s" % checks.REFERENCE)
-    with open(checks.REFERENCE, "rb") as fh:
-        reference = fh.read()
-    result = checks.compare_png(driver, png, reference)
-    viewport = driver.execute_script("return [window.innerWidth, window.innerHeight]")
-    assert result["size_a"] == result["size_b"] == viewport, result
-    assert result["contrast"] > 150, result  # not a blank or washed-out page
-    assert result["changed"] < 0.03 and result["mean_diff"] < 2.5, (result, shot)
+    checks.check_not_blank(driver, png)
 
 
-def test_the_screenshot_comparison_sees_a_broken_page(driver, report, tmp_path):
-    """The comparison must be able to fail: the same page without its stylesheet, or with a
-    section gone, is far from the reference."""
-    with open(checks.REFERENCE, "rb") as fh:
-        reference = fh.read()
+def test_the_blank_check_can_fail(driver, report, tmp_path):
+    """The same page with nothing shown is judged blank; with its stylesheet gone it is still
+    drawn (text), but the layout check fails."""
     with open(report) as fh:
         page = fh.read()
-    for name, broken in (("unstyled", page.replace("<style>", "<style>/*", 1).replace("</style>", "*/</style>", 1)),
-                         ("no tables", page.replace("<h3>Processes</h3><table>", "<h3>Processes</h3><table hidden>")
-                          .replace("<h3>Functions</h3><table>", "<h3>Functions</h3><table hidden>"))):
-        path = os.path.join(os.path.dirname(report), "broken-%s.html" % name)
-        with open(path, "w") as fh:
-            fh.write(broken)
-        png = checks.screenshot(driver, path, str(tmp_path / ("%s.png" % name)))
-        result = checks.compare_png(driver, png, reference)
-        assert result["changed"] > 0.05, (name, result)
+    hidden = page.replace("<body", "<body style=\"display:none\"", 1)
+    assert hidden != page
+    path = os.path.join(os.path.dirname(report), "broken-hidden.html")
+    with open(path, "w") as fh:
+        fh.write(hidden)
+    png = checks.screenshot(driver, path, str(tmp_path / "hidden.png"))
+    with pytest.raises(AssertionError):
+        checks.check_not_blank(driver, png)
+    unstyled = page.replace("<style>", "<style>/*", 1).replace("</style>", "*/</style>", 1)
+    path = os.path.join(os.path.dirname(report), "broken-unstyled.html")
+    with open(path, "w") as fh:
+        fh.write(unstyled)
+    checks.screenshot(driver, path, str(tmp_path / "unstyled.png"))
+    with pytest.raises(AssertionError):
+        checks.check_layout(driver)
+

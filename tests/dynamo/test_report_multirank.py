@@ -81,6 +81,8 @@ def test_the_report_renders_every_rank_in_a_browser(dump, tmp_path):
              if "in <b>Block.forward</b>" in card and "Data-dependent branching" in card]
     assert len(block) == 1 and re.search(r"every process \(rank 0 \(pid \d+\), rank 1 \(pid \d+\)\)", block[0])
     with browser.browser() as driver:
+        checks.check_overview(driver, path, ["2 processes", "Net.forward", "Block.forward", "rank 0 (pid",
+                                             "rank 1 (pid", "Data-dependent branching", "only rank 0"])
         counts = checks.check_views_and_links(driver, path)
         assert counts["files"] > 20
         checks.check_jump_to_line(driver, path)
