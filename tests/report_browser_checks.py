@@ -12,9 +12,14 @@ from typing import Any, Dict, List
 def open_report(driver: Any, path: str, fragment: str = "") -> None:
     driver.get("file://" + path + ("#" + fragment if fragment else ""))
     wait_for(driver, "return document.readyState === 'complete' && !!document.querySelector('.view.shown')")
+    if fragment:
+        # another fragment of the page already open is a same-document navigation: the page
+        # routes on the 'hashchange' that follows, so wait until the fragment's view is shown
+        wait_for(driver, "var e = document.getElementById(%r), v = document.querySelector('.view.shown');"
+                 "return !!e && !!v && v.contains(e)" % fragment)
 
 
-def wait_for(driver: Any, script: str, timeout: float = 10.0) -> Any:
+def wait_for(driver: Any, script: str, timeout: float = 30.0) -> Any:
     end = time.time() + timeout
     while True:
         value = driver.execute_script(script)
@@ -88,7 +93,9 @@ def check_jump_to_line(driver: Any, path: str) -> None:
         "var a = document.querySelector('#overview .card.recomp a[href*=\"-src-L\"]'); return a && a.getAttribute('href')")
     assert href, "no recompilation card links to a source line"
     driver.find_element("css selector", '#overview .card.recomp a[href="%s"]' % href).click()
-    wait_for(driver, "return location.hash === %r" % href)
+    # the page routes on 'hashchange', which fires after the hash changed: wait for its effect
+    wait_for(driver, "var e = document.getElementById(%r); return location.hash === %r && !!e && e.classList.contains('hl')"
+             % (href[1:], href))
     target = driver.find_element("id", href[1:])
     assert "hl" in target.get_attribute("class").split()
     assert target.is_displayed()
