@@ -71,10 +71,14 @@ class FallbackError(Exception):
     """The fallback itself met bytecode it cannot translate (reported as a DecompileError)."""
 
 
-def forced() -> bool:
-    """``PELLUCID_FORCE_FALLBACK=1`` (for testing) or :func:`force_fallback`: every code object
-    goes through the fallback."""
-    return getattr(_FORCE, "reason", None) is not None or os.environ.get(ENV_FORCE, "") not in ("", "0")
+def forced(code: Optional[types.CodeType] = None) -> bool:
+    """``PELLUCID_FORCE_FALLBACK=1`` (for testing) or :func:`force_fallback`: ``code`` (every
+    code object, unless :func:`force_fallback` named some) goes through the fallback."""
+    if getattr(_FORCE, "reason", None) is not None:
+        codes = getattr(_FORCE, "codes", None)
+        if codes is None or (code is not None and any(c is code for c in codes)):
+            return True
+    return os.environ.get(ENV_FORCE, "") not in ("", "0")
 
 
 def _forced_reason() -> str:
@@ -86,19 +90,22 @@ _FORCE = threading.local()
 
 
 @contextlib.contextmanager
-def force_fallback(reason: str) -> Iterator[None]:
-    """Decompile everything inside the block with the fallback, whose marker says ``reason``.
+def force_fallback(reason: str, codes: Optional[List[types.CodeType]] = None) -> Iterator[None]:
+    """Decompile everything inside the block (only the code objects ``codes``, when given) with
+    the fallback, whose marker says ``reason``.
 
     Used when the structured output is nested too deeply for the recursive passes after it
     (``ast`` visitors, unparse, CPython's compiler): the fallback's one statement per
-    instruction keeps every expression flat.
+    instruction keeps every expression flat; and by :func:`pellucid.recompile` when the
+    verifier did not accept the structured form of some code objects.
     """
-    previous = getattr(_FORCE, "reason", None)
+    previous = getattr(_FORCE, "reason", None), getattr(_FORCE, "codes", None)
     _FORCE.reason = reason
+    _FORCE.codes = list(codes) if codes is not None else None
     try:
         yield
     finally:
-        _FORCE.reason = previous
+        _FORCE.reason, _FORCE.codes = previous
 
 
 def _slot(depth: int) -> str:
@@ -1319,7 +1326,7 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
     from pellucid.decompiler.body import BodyDecompiler
 
     try:
-        if forced():
+        if forced(code):
             raise StructureError(_forced_reason())
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
         sub.class_name = class_name
@@ -1428,7 +1435,7 @@ def class_body_lines(code: types.CodeType, pool: ConstantPool,
     from pellucid.decompiler.functions import FunctionStub
 
     try:
-        if forced():
+        if forced(code):
             raise StructureError(_forced_reason())
         node = BodyDecompiler(code, pool).class_def(FunctionStub(code), "X", [], [], statement_name)
         stmts = node.body

@@ -13,7 +13,7 @@ only means "not shown equivalent".  Never raises for valid code objects.
 import types
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-__all__ = ["Verdict", "check_equivalent"]
+__all__ = ["Verdict", "check_equivalent", "check_blaming"]
 
 MAX_DEPTH = 8
 _KIND_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
@@ -43,14 +43,35 @@ def check_equivalent(original: types.CodeType, candidate: types.CodeType,
     >>> check_equivalent(f.__code__, (lambda x: g(x) + 2).__code__).ok
     False
     """
+    return check_blaming(original, candidate, bindings)[0]
+
+
+def check_blaming(original: types.CodeType, candidate: types.CodeType,
+                  bindings: Optional[Mapping[str, Any]] = None
+                  ) -> Tuple[Verdict, List[types.CodeType]]:
+    """:func:`check_equivalent`, and the code objects of ``original`` (itself or nested ones)
+    whose comparison failed first: for each failing code object, its failing nested code objects
+    if it has any (a nested failure also fails the code that makes it), else itself.  (Which
+    code objects :func:`pellucid.recompile` retries in the fallback form.)
+
+    >>> def f(x):
+    ...     return [y for y in x]
+    >>> check_blaming(f.__code__, f.__code__)[1]
+    []
+    """
+    blamed: List[types.CodeType] = []
     try:
         consts = {k: v for k, v in (bindings or {}).items()
                   if isinstance(k, str) and k.startswith("__pellucid_const_")}
-        return _check(original, candidate, 0, consts)
+        verdict = _check(original, candidate, 0, consts, blamed)
     except RecursionError:
-        return Verdict(False, "not verified: nesting too deep")
+        return Verdict(False, "not verified: nesting too deep"), [original]
     except Exception as exc:  # a checker bug must never reach the caller
-        return Verdict(False, "not verified: internal error %s: %s" % (type(exc).__name__, exc))
+        return (Verdict(False, "not verified: internal error %s: %s" % (type(exc).__name__, exc)),
+                [original])
+    if verdict.ok:
+        return verdict, []
+    return verdict, blamed or [original]
 
 
 def _layout(code: types.CodeType) -> Dict[str, object]:
@@ -81,7 +102,8 @@ def _nested_layout(code: types.CodeType) -> Dict[str, object]:
 
 
 def _pair_codes(original: types.CodeType, candidate: types.CodeType, depth: int,
-                consts: Dict[str, Any]) -> Tuple[Dict[int, tuple], Dict[int, tuple], List[str]]:
+                consts: Dict[str, Any], blamed: List[types.CodeType]
+                ) -> Tuple[Dict[int, tuple], Dict[int, tuple], List[str]]:
     """Give each nested code object of both programs a shared key when they are equivalent.
 
     Nested codes are paired by name, in order of appearance among codes of that name.
@@ -104,8 +126,9 @@ def _pair_codes(original: types.CodeType, candidate: types.CodeType, depth: int,
         if lo != lc:
             diff = [k for k in lo if lo[k] != lc[k]]
             problems.append("nested %s: %s differ" % (o.co_name, ", ".join(diff)))
+            blamed.append(o)
             continue
-        v = _check(o, c, depth + 1, consts)
+        v = _check(o, c, depth + 1, consts, blamed)
         if v.ok:
             keys_c[id(c)] = key
         else:
@@ -114,7 +137,18 @@ def _pair_codes(original: types.CodeType, candidate: types.CodeType, depth: int,
 
 
 def _check(original: types.CodeType, candidate: types.CodeType, depth: int,
-           consts: Dict[str, Any]) -> Verdict:
+           consts: Dict[str, Any], blamed: List[types.CodeType]) -> Verdict:
+    """Compare one pair of code objects (and, first, their nested ones); when the verdict is
+    not ok, ``blamed`` gets ``original`` unless a nested code object was blamed already."""
+    mark = len(blamed)
+    verdict = _check_one(original, candidate, depth, consts, blamed)
+    if not verdict.ok and len(blamed) == mark:
+        blamed.append(original)
+    return verdict
+
+
+def _check_one(original: types.CodeType, candidate: types.CodeType, depth: int,
+               consts: Dict[str, Any], blamed: List[types.CodeType]) -> Verdict:
     from pellucid.verify.lockstep import Explorer, Mismatch, TooLarge
     from pellucid.verify.machine import Side, Unsupported
 
@@ -125,7 +159,7 @@ def _check(original: types.CodeType, candidate: types.CodeType, depth: int,
         diff = [k for k in lo if lo[k] != lc[k]]
         return Verdict(False, "signature differs: %s" % ", ".join(
             "%s %r vs %r" % (k, lo[k], lc[k]) for k in diff))
-    keys_o, keys_c, problems = _pair_codes(original, candidate, depth, consts)
+    keys_o, keys_c, problems = _pair_codes(original, candidate, depth, consts, blamed)
     for value in consts.values():
         # A code object recompile bound as a constant (Dynamo hands its nested comprehension
         # code to ``_create_nested_fn``) that is the original's own nested code object: the
