@@ -654,7 +654,7 @@ class Fallback:
         v = self.pop()
         if conv != -1:
             fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[conv]
-            v = "%s(%s)" % (fn, v)
+            v = "__pellucid_builtins.%s(%s)" % (fn, v)
         self.push("__pellucid_builtins.format(%s, %s)" % (v, spec))
 
     def op_LIST_APPEND(self, ins: Instr, arg: int) -> None:

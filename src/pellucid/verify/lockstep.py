@@ -14,14 +14,16 @@ shared variables, so equalities between the two programs survive) and exploratio
 the generalisation, which converges for the loops compilers produce.  (An event the original
 reaches by falling through from its start is reached once: nothing is kept there.)
 """
+import heapq
+import itertools
 from itertools import compress
 from operator import is_not
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.verify.machine import (Memo, MState, Side, Unsupported, can_forget_lists,
+from pellucid.verify.machine import (STR_RESULTS, Memo, MState, Side, Unsupported, can_forget_lists,
                                      escape_lists, forget_lists, gc_lists, go_handler, heap_free,
                                      not_known_free, observe, run)
-from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
+from pellucid.verify.terms import NULL, UNBOUND, Term, has_kind, kind_of, maybe_unbound, render
 
 KEEP = 2  # distinct states kept per position pair before generalising
 
@@ -61,7 +63,7 @@ def _is_var(t: Any) -> bool:
             and type(t[2]) is bool)
 
 
-_STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is"})
+_STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is", "converted", "tested"})
 
 
 class _Joiner:
@@ -85,10 +87,11 @@ class _Joiner:
             # NULL is what LOAD_FAST_AND_CLEAR saves for an unbound variable.
             flag = (a in (UNBOUND, NULL) or b in (UNBOUND, NULL) or maybe_unbound(a)
                     or maybe_unbound(b))
-            # A variable standing for exact bools stays one: branching on it is a pure decision.
+            # A variable standing for exact bools stays one: branching on it is a pure decision;
+            # likewise for strs (joining them runs no user code).
             # Variables that may stand for NULL get negative numbers (see ``_call_parts``).
             num = -self.counter[0] if NULL in (a, b) else self.counter[0]
-            v = ("v", num, bool(flag), is_bool(a) and is_bool(b))
+            v = ("v", num, bool(flag), kind_of(a, b))
             self.memo[key] = v
         return v
 
@@ -124,8 +127,6 @@ class _Joiner:
                 raise Unsupported("handler blocks differ at a loop")
             eh.append((la, term(ta, tb)))
         s.ehstack = eh
-        bt = b.truths
-        s.truths = {k: v for k, v in a.truths.items() if bt.get(k) == v}
         return s
 
 
@@ -153,7 +154,7 @@ def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
             return sigma[p] == t
         if t == NULL or (not p[2] and (t == UNBOUND or maybe_unbound(t))):
             return False
-        if p[3] and not is_bool(t):
+        if p[3] and not has_kind(t, p[3]):
             return False
         sigma[p] = t
         return True
@@ -198,7 +199,7 @@ def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
 def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
     # (the heap is matched on its own, see ``instance``; the int first: the cheapest mismatch)
     return (s.nalloc, tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
-            tuple(s.ehstack), tuple(sorted(s.truths.items(), key=repr)))
+            tuple(s.ehstack))
 
 
 def _heap_items(s: MState) -> Tuple[Any, ...]:
@@ -304,108 +305,140 @@ class Explorer:
         self.varmemo: VarMemo = {}  # see _var_free
 
     def explore(self) -> None:
-        start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
-        work: List[Pair] = [start]
-        seen: Dict[Tuple[Any, ...], List[Pair]] = {}
-        first = self.orig.first_target()
-        # (attributes read at every event, as locals)
-        orig, cand, steps, budget, memo = self.orig, self.cand, self.steps, self.budget, self.memo
-        while work:
-            p = work.pop()
+        """Explore every path of both programs in lockstep (see the module docstring).
+
+        States wait in a queue ordered by position (the original's index first): where paths
+        meet, every state that reaches the same pair of positions -- and the same events there
+        -- is taken together, so that a position is generalised once for all the arrivals known
+        by then rather than once per path, and what follows it is explored once for them.  (The
+        original's instructions come in an order where a forward jump goes to a later index,
+        so the paths that meet at a position usually have all arrived before it is taken.)
+        """
+        orig, cand, steps, budget = self.orig, self.cand, self.steps, self.budget
+        heap: List[Tuple[Any, ...]] = []
+        seq = itertools.count()
+
+        def push(p: Pair) -> None:
             eo = run(orig, p.o, p.facts, p.epoch, steps)
             ec = run(cand, p.c, p.facts, p.epoch, steps)
             if steps[0] > budget:
                 raise TooLarge("too large to verify (more than %d symbolic steps)" % budget)
-            # Whether nothing else refers to ``p`` (nor will): its last outcome below may then
-            # continue from ``p`` itself instead of a copy.
-            private = False
-            if eo.kind not in ("return", "unwind") and p.o.pc < first:
-                # The original reached this event by falling through from its start (see
-                # ``Side.first_target``): every other path of this exploration has left that
-                # straight line -- through a jump or a handler, or by ending -- where the two
-                # outcomes of a decision or an effect part, or stops on it at another event (the
-                # exception a load that may be unbound raises), so it never comes back: no later
-                # arrival here is compared with this state, and it is not kept.
-                private = True
-            elif eo.kind not in ("return", "unwind"):
-                # One instruction can be several events in a row (a truth test, then the
-                # decision on its result): each is its own position.
-                key = (p.o.pc, p.c.pc, eo.key[0], ec.key[0])
-                kept = seen.get(key)
-                if kept is None:
-                    kept = seen[key] = []
-                covered = False
-                for g in kept:
-                    if instance(g, p, memo, self.varmemo, True):
-                        covered = True
-                        break
-                if covered:
-                    continue
-                if len(kept) >= KEEP:
-                    g = join(kept[-1], p, self.varcount, memo)
-                    kept[-1] = g
-                    p = g.copy()
-                    private = True
-                    eo = run(orig, p.o, p.facts, p.epoch, steps)
-                    ec = run(cand, p.c, p.facts, p.epoch, steps)
-                else:
+            # One instruction can be several events in a row (a truth test, then the decision
+            # on its result): each is its own position.
+            heapq.heappush(heap, (p.o.pc, p.c.pc, eo.key[0], ec.key[0], next(seq), p, eo, ec))
+
+        push(Pair(self.orig.initial(), self.cand.initial(), {}, 0))
+        seen: Dict[Tuple[Any, ...], List[Pair]] = {}
+        first = self.orig.first_target()
+        memo, varmemo = self.memo, self.varmemo
+        while heap:
+            item = heapq.heappop(heap)
+            key = item[:4]
+            group = [item]
+            while heap and heap[0][:4] == key:
+                group.append(heapq.heappop(heap))
+            eo = item[6]
+            if eo.kind in ("return", "unwind") or item[0] < first:
+                # The end of a path; or the original reached this event by falling through from
+                # its start (see ``Side.first_target``): every other path of this exploration
+                # has left that straight line -- through a jump or a handler, or by ending --
+                # where the two outcomes of a decision or an effect part, or stops on it at
+                # another event (the exception a load that may be unbound raises), so it never
+                # comes back: no later arrival here is compared with this state, and it is not
+                # kept.  Nothing else refers to such a state: its last outcome below may
+                # continue from it instead of a copy.
+                for _, _, _, _, _, p, eo, ec in group:
+                    self._expand(p, eo, ec, True, push)
+                continue
+            kept = seen.get(key)
+            if kept is None:
+                kept = seen[key] = []
+            fresh: List[Tuple[Pair, Any, Any]] = []
+            for _, _, _, _, _, p, eo, ec in group:
+                if not any(instance(g, p, memo, varmemo, True) for g in kept):
+                    fresh.append((p, eo, ec))
+            if not fresh:
+                continue
+            if len(kept) + len(fresh) <= KEEP:
+                for p, eo, ec in fresh:
                     # (kept as it is: from here on ``p`` is only read -- every outcome below
                     # continues from a copy -- and kept states are never changed)
                     kept.append(p)
-            self._compare(p, eo, ec)
-            if eo.kind in ("return", "unwind"):
-                self.paths += 1
+                    self._expand(p, eo, ec, False, push)
                 continue
-            if eo.kind == "decide":
-                base = eo.key[1]
-                for val in (False, True):
-                    q = p if val and private else p.copy()
-                    q.facts[base] = val
-                    work.append(q)
-                continue
-            self.effects += 1
-            if eo.can_raise and eo.observe and eo.ins is not None and ec.ins is not None \
-                    and eo.ins.handler is None and ec.ins.handler is None:
-                # The exception leaves both frames at once: that path is one "unwind" event on
-                # each side, with the same key (this exception) and, as observed, the variables
-                # just compared equal at this event.  Between the two only ``_after_effect``
-                # changes them, alike on both sides: cells get the same fresh terms, and the
-                # known lists reachable from the effect's operands and the cells -- corresponding
-                # lists, in the same order, as the observations agreed -- get the same canonical
-                # names and become opaque; what is observed of the others is unchanged.  So that
-                # comparison cannot fail and the path is only counted.
-                self.paths += 1
-            elif eo.can_raise:
-                q = p.copy()
-                exc: Term = ("e", p.epoch)
-                if eo.key[0] == "next":
-                    # An iterator's StopIteration is exhaustion, never an exception.
-                    q.facts[("excis", exc, "StopIteration")] = False
-                go_handler(orig, q.o, eo.ins, exc)
-                go_handler(cand, q.c, ec.ins, exc)
-                work.append(self._after_effect(q, eo, ec))
+            # More distinct states than are kept: their generalisation stands for them all.
+            states = [p for p, _, _ in fresh]
+            g = kept[-1] if len(kept) >= KEEP else states.pop(0)
+            for p in states:
+                g = join(g, p, self.varcount, memo)
+            if len(kept) >= KEEP:
+                kept[-1] = g
+            else:
+                kept.append(g)
+            p = g.copy()
+            eo = run(orig, p.o, p.facts, p.epoch, steps)
+            ec = run(cand, p.c, p.facts, p.epoch, steps)
+            self._expand(p, eo, ec, True, push)
+
+    def _expand(self, p: Pair, eo: Any, ec: Any, private: bool, push: Any) -> None:
+        """Compare the events ``eo``/``ec`` the state ``p`` stands at, and queue (``push``) the
+        state after each of their outcomes.  ``private``: nothing else refers to ``p``."""
+        self._compare(p, eo, ec)
+        if eo.kind in ("return", "unwind"):
+            self.paths += 1
+            return
+        if eo.kind == "decide":
+            base = eo.key[1]
+            for val in (False, True):
+                q = p if val and private else p.copy()
+                q.facts[base] = val
+                push(q)
+            return
+        self.effects += 1
+        if eo.can_raise and eo.observe and eo.ins is not None and ec.ins is not None \
+                and eo.ins.handler is None and ec.ins.handler is None:
+            # The exception leaves both frames at once: that path is one "unwind" event on
+            # each side, with the same key (this exception) and, as observed, the variables
+            # just compared equal at this event.  Between the two only ``_after_effect``
+            # changes them, alike on both sides: cells get the same fresh terms, and the
+            # known lists reachable from the effect's operands and the cells -- corresponding
+            # lists, in the same order, as the observations agreed -- get the same canonical
+            # names and become opaque; what is observed of the others is unchanged.  So that
+            # comparison cannot fail and the path is only counted.
+            self.paths += 1
+        elif eo.can_raise:
+            q = p.copy()
+            exc: Term = ("e", p.epoch)
             if eo.key[0] == "next":
-                # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's
-                # ``try: x = next(it) except StopIteration: ...``.
-                q = p.copy()
-                stop: Term = ("stop", p.epoch)
-                for side, ev, st in ((orig, eo, q.o), (cand, ec, q.c)):
-                    if ev.exhausted is not None:
-                        ev.exhausted(st, ())
-                    else:
-                        go_handler(side, st, ev.ins, stop)
-                work.append(self._after_effect(q, eo, ec))
-            if eo.ok is not None:
-                q = p if private else p.copy()  # (the last outcome)
-                if eo.bool_result:
-                    res: Tuple[Term, ...] = (("b", p.epoch),)
-                elif eo.nres == 1:  # (the commonest: no generator)
-                    res = (("r", p.epoch, 0),)
+                # An iterator's StopIteration is exhaustion, never an exception.
+                q.facts[("excis", exc, "StopIteration")] = False
+            go_handler(self.orig, q.o, eo.ins, exc)
+            go_handler(self.cand, q.c, ec.ins, exc)
+            push(self._after_effect(q, eo, ec))
+        if eo.key[0] == "next":
+            # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's
+            # ``try: x = next(it) except StopIteration: ...``.
+            q = p.copy()
+            stop: Term = ("stop", p.epoch)
+            for side, ev, st in ((self.orig, eo, q.o), (self.cand, ec, q.c)):
+                if ev.exhausted is not None:
+                    ev.exhausted(st, ())
                 else:
-                    res = tuple(("r", p.epoch, i) for i in range(eo.nres))
-                eo.ok(q.o, res)
-                ec.ok(q.c, res)  # type: ignore[misc]
-                work.append(self._after_effect(q, eo, ec))
+                    go_handler(side, st, ev.ins, stop)
+            push(self._after_effect(q, eo, ec))
+        if eo.ok is not None:
+            q = p if private else p.copy()  # (the last outcome)
+            if eo.bool_result:
+                res: Tuple[Term, ...] = (("b", p.epoch),)
+            elif eo.key[0] in STR_RESULTS:
+                res = (("s", p.epoch),)
+            elif eo.nres == 1:  # (the commonest: no generator)
+                res = (("r", p.epoch, 0),)
+            else:
+                res = tuple(("r", p.epoch, i) for i in range(eo.nres))
+            eo.ok(q.o, res)
+            ec.ok(q.c, res)  # type: ignore[misc]
+            push(self._after_effect(q, eo, ec))
 
     def _after_effect(self, q: Pair, eo: Any, ec: Any) -> Pair:
         o, c = q.o, q.c

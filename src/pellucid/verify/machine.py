@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value, is_bool,
-                                   is_singleton, maybe_unbound)
+                                   is_exception, is_singleton, is_str, maybe_unbound)
 
 PY = sys.version_info[:2]
 _PY310 = PY == (3, 10)
@@ -39,8 +39,7 @@ class Unsupported(Exception):
 class MState:
     """One program's machine state: position, value stack, variables, handled exception."""
 
-    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "truths",
-                 "heap")
+    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "heap")
 
     def __init__(self) -> None:
         self.pc = 0
@@ -51,8 +50,6 @@ class MState:
         self.ehstack: List[Tuple[int, Term]] = []
         self.nalloc = 0  # lists/functions built since the last effect (their identity terms)
         self.unwinding: Optional[Term] = None  # exception leaving the function
-        # value -> the exact bool its truth test gave (``x or y`` keeps x itself on the stack)
-        self.truths: Dict[Term, Term] = {}
         # Contents of the exact lists this program built that no user code can have seen yet
         # (see "Lists" below).  A list term absent from it is opaque: its contents are only
         # known to be the same in both programs, and reaching them is an effect.
@@ -68,7 +65,6 @@ class MState:
         s.ehstack = self.ehstack.copy()
         s.nalloc = self.nalloc
         s.unwinding = self.unwinding
-        s.truths = self.truths.copy()
         s.heap = self.heap.copy()
         return s
 
@@ -323,7 +319,7 @@ def _walk(roots: Iterable[Any], heap: Dict[Term, Tuple[Term, ...]], out: List[Te
     # large and this runs at every effect, so no call per sub-term (nor per root: the roots --
     # a list, tuple or view -- are walked one after the other, as if the items of one tuple).
     if not roots:
-        return  # (an empty part of a state: most of the truths, handler blocks...)
+        return  # (an empty part of a state: most handler blocks...)
     if memo is not None:
         # (the roots already known to hold no list are dropped at once: most of a state's are)
         todo = not_known_free(roots, memo)
@@ -364,11 +360,8 @@ def reachable_lists(roots: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
 
 def state_roots(st: MState) -> List[Iterable[Any]]:
     """Everything in ``st`` that can refer to a list, in groups (each walked as its terms in
-    order: walking a tuple of them would find the same lists).  (The truths' keys and values
-    are two groups: a walk of their pairs would meet a new tuple per pair, unknown to the memo;
-    only the set of lists found matters to the callers, not their order.)"""
-    return [st.stack, st.vars.values(), (st.excinfo,), st.ehstack, st.truths.keys(),
-            st.truths.values(), (st.unwinding,)]
+    order: walking a tuple of them would find the same lists)."""
+    return [st.stack, st.vars.values(), (st.excinfo,), st.ehstack, (st.unwinding,)]
 
 
 def _state_lists(st: MState, memo: Optional[Memo], early: bool = True
@@ -442,7 +435,6 @@ def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = N
     st.vars = {k: ren(v) for k, v in st.vars.items()}
     st.excinfo = ren(st.excinfo)
     st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
-    st.truths = {ren(k): ren(v) for k, v in st.truths.items()}
     st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
     if st.unwinding is not None:
         st.unwinding = ren(st.unwinding)
@@ -582,7 +574,10 @@ def _closure_of_fresh_lambda(side: "Side", fn: Term) -> Optional[Term]:
 # Every op ``_list_step`` tests for (any other is answered False at once).  A test
 # (tests/test_verify.py) reads its comparisons and checks this set names exactly them.
 _LIST_STEP_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND", "LIST_TO_TUPLE", "SUBSCR", "STORE_SUBSCR",
-                            "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR"})
+                            "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR",
+                            "STORE_ATTR"})
+# What the fallback's handlers save and restore around ``raise e`` (see ``_list_step``).
+_EXC_SLOTS = ("__context__", "__traceback__")
 
 
 def _list_done(st: MState, npop: int, push: Tuple[Term, ...] = ()) -> None:
@@ -657,6 +652,13 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             heap[lst] = tuple(work)
             _list_done(st, 2)
             return None
+    elif op == "STORE_ATTR" and len(stack) >= 2 and arg in _EXC_SLOTS:
+        value, obj = stack[-2], stack[-1]
+        if value == ("excattr", arg, obj, epoch):
+            # Writing back what was read in this epoch (no user code ran since): the slot
+            # holds it again, whatever ``raise`` did to it in between.
+            _list_done(st, 2)
+            return None
     elif op in ("DICT_MERGE", "DICT_UPDATE") and isinstance(arg, int) and len(stack) > arg:
         # One known dict into another (``f(**{})`` compiles to this): str keys, no user code.
         target, src = stack[-1 - arg], stack[-1]
@@ -673,6 +675,18 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
         if is_list(obj) and arg in ("append", "extend"):
             # The bound method of an exact list: calling it is LIST_APPEND / LIST_EXTEND.
             _list_done(st, 1, (("method", arg, obj),))
+            return None
+        if arg in _EXC_SLOTS and is_exception(obj):
+            # The fallback re-enters a handler with ``raise e`` after saving e.__context__ and
+            # e.__traceback__, and restores them at once (below).  Assumed: an exception's
+            # __context__/__traceback__ are BaseException's own slots (no class overrides
+            # them), so reading them runs no user code.  The value read is only ever written
+            # back: its term names the slot, the exception and the epoch it was read in.
+            _list_done(st, 1, (("excattr", arg, obj, epoch),))
+            return None
+        if arg == "join" and obj == _EMPTY_STR:
+            # A new bound method of the str '' (a fresh object: its own identity).
+            _list_done(st, 1, (("method", arg, obj, epoch, _alloc(st, epoch)),))
             return None
         if arg == "__closure__":
             closure = _closure_of_fresh_lambda(side, obj)
@@ -792,7 +806,7 @@ def _known_match(exc: Term, cls: Term, facts: Dict[Term, bool]) -> Optional[bool
     """``except cls`` on ``exc`` when it needs no user code: catching ``BaseException`` always
     matches, and whether an iterator's exception is ``StopIteration`` is known."""
     exc = _exc_of(exc)
-    if cls == ("builtin", "BaseException") and exc[0] in ("e", "stop"):
+    if cls == ("builtin", "BaseException") and is_exception(exc):
         return True
     if cls == ("builtin", "StopIteration"):
         if exc[0] == "stop":
@@ -890,18 +904,20 @@ def _alloc(st: MState, epoch: int) -> int:
 def _branch(st: MState, ins: Instr, cond: Term, jump_if: bool, pop_on_jump: bool,
             facts: Dict[Term, bool], epoch: int) -> Optional[Event]:
     """Conditional jump on ``cond`` (TOS): fold, decide, or test its truth (an effect)."""
-    tested = st.truths.get(cond)
-    if is_bool(cond) or cond[0] in ("const", "tuple") or tested is not None:
-        val = truth(tested if tested is not None else cond, facts)
+    kept = cond
+    if cond[0] == "tested":  # (see ``ok`` below)
+        kept, cond = cond[1], cond[2]
+    if is_bool(cond) or cond[0] in ("const", "tuple"):
+        val = truth(cond, facts)
         if val is None:
             if cond[0] in ("const",):
                 raise Unsupported("truth value of constant %r" % (cond,))
-            return _decide(_pred(tested if tested is not None else cond)[0], ins)
+            return _decide(_pred(cond)[0], ins)
         taken = (val == jump_if)
         st.stack.pop()
         if taken:
             if not pop_on_jump:
-                st.stack.append(cond)
+                st.stack.append(kept)
             st.pc = ins.target
         else:
             _advance(st)
@@ -910,11 +926,9 @@ def _branch(st: MState, ins: Instr, cond: Term, jump_if: bool, pop_on_jump: bool
     # bool(x) runs x.__bool__/__len__: an effect whose exact-bool result replaces x on the
     # stack; the jump itself is then decided on that result.
     def ok(s: MState, res: Tuple[Term, ...]) -> None:
-        # ``x or y`` keeps x itself (not its bool) when it jumps.
-        if pop_on_jump:
-            s.stack[-1] = res[0]
-        else:
-            s.truths[cond] = res[0]
+        # ``x or y`` keeps x itself (not its bool) when it jumps: x and its bool, until this
+        # jump is decided.  (Only this jump: a later test of x calls __bool__ again.)
+        s.stack[-1] = res[0] if pop_on_jump else ("tested", cond, res[0])
     ev = Event("effect", ("bool", cond), ins, 1, ok, bool_result=True)
     return ev
 
@@ -1095,10 +1109,15 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         return None
     elif op == "RAISE_VARARGS":
         if arg == 0:
-            if st.excinfo[0] == "e":
+            if is_exception(st.excinfo):
                 go_handler(side, st, ins, st.excinfo)
                 return None
             return _raise_only(ins, ("raise", st.excinfo))
+        if arg == 1 and is_exception(stack[-1]):
+            # Raising an exception instance runs no user code (the fallback re-enters its
+            # handlers this way, see ``_list_step``).
+            go_handler(side, st, ins, stack[-1])
+            return None
         return _raise_only(ins, ("raise",) + tuple(stack[-arg:]))
 
     # ---- control flow
@@ -1337,6 +1356,14 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             if len(args) != 1 or names:
                 raise Unsupported("list.%s called with %d arguments" % (fn[1], len(args)))
             return _list_method_call(st, ins, fn[1], fn[2], args[0], n)
+        if fn[0] == "method" and len(fn) == 5 and fn[1] == "join" and not names \
+                and len(args) == 1 and args[0][0] == "tuple" and all(map(is_str, args[0][1])):
+            # ''.join of a tuple of strs (the fallback's BUILD_STRING): no user code, and the
+            # same str, even the same object for one exact str.
+            _pop(st, n)
+            st.stack.append(("str", args[0][1]))
+            _advance(st)
+            return None
         if fn[0] == "builtin" and not names:
             ev = _builtin_call(st, ins, fn[1], args, n)
             if ev is not False:
@@ -1356,8 +1383,8 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             posargs = ("tuple", st.heap[posargs])
         names, kwvals = (), ()  # type: Tuple[Any, ...], Tuple[Term, ...]
         if kw is not None and is_dict(kw) and kw in st.heap and kw not in reachable_lists(
-                [tuple(stack[:-1]), tuple(st.vars.values()), st.excinfo, tuple(st.ehstack),
-                 tuple(st.truths.items())], st.heap):
+                [tuple(stack[:-1]), tuple(st.vars.values()), st.excinfo, tuple(st.ehstack)],
+                st.heap):
             # ``**d`` of a dict with known str keys that nothing else holds: only its contents
             # can matter, so ``f(*a, **{'k': v})`` is ``f(*a, k=v)`` and ``**{}`` is nothing.
             contents = st.heap[kw]
@@ -1372,6 +1399,14 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         if kw is None and names:
             kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
+    if op == "COMPARE" and arg in ("in", "not in"):
+        # ``a in b`` is one exact bool made of ``b.__contains__(a)`` (its truth taken inside the
+        # same call), ``a not in b`` that bool negated: one effect, and a pure decision on it.
+        vals = _need(stack, op, 2)
+        key = ("contains", vals[0], vals[1])
+        if arg == "in":
+            return _effect(st, ins, key, 2, 1, bool_result=True)
+        return _effect(st, ins, key, 2, 1, _push_negated, bool_result=True)
     simple = _SIMPLE_EFFECTS.get(op)
     if _PY310:
         # 3.10's match instructions also push a success flag.
@@ -1408,12 +1443,21 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
     if op == "FORMAT":
         conv, has_spec = arg
         vals = _need(stack, op, 1 + has_spec)
-        if not has_spec and conv == -1 and vals[0][0] == "const" and vals[0][1] == "str":
+        value = vals[0]
+        if conv != -1 and value[0] != "converted":
+            # ``!s``/``!r``/``!a`` is PyObject_Str/Repr/ASCII, then the format of its result
+            # (3.12+ has two instructions for it): two effects, as ``format(repr(x), spec)``.
+            return _convert_first(st, ins, conv, value, -1 - has_spec)
+        if value[0] == "converted":
+            value = value[1]
+        elif not has_spec and value[0] == "const" and value[1] == "str":
             stack.pop()
-            stack.append(vals[0])
+            stack.append(value)
             _advance(st)
             return None
-        return _effect(st, ins, ("format", conv) + tuple(vals), 1 + has_spec, 1)
+        # No spec formats as the spec '' does (PyObject_Format with NULL or an empty str).
+        spec = vals[1] if has_spec else _EMPTY_STR
+        return _effect(st, ins, ("format", -1, value, spec), 1 + has_spec, 1)
     if op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"):
         vals = _need(stack, op, arg + 1)
         return _effect(st, ins, (op.lower(), vals[0], vals[-1]), 1, 0)
@@ -1465,6 +1509,27 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
     raise Unsupported("instruction %s is not modelled" % op)
 
 
+_EMPTY_STR = const_term("")
+
+# Effects whose result is always a str (maybe of a subclass): PyObject_Format, PyObject_Str...
+STR_RESULTS = frozenset({"format", "convert"})
+
+_CONVERSIONS = {"str": ord("s"), "repr": ord("r"), "ascii": ord("a")}
+
+
+def _convert_first(st: MState, ins: Instr, conv: int, value: Term, at: int) -> Event:
+    """The conversion of a FORMAT with one: an effect whose result replaces the value (marked
+    as converted) at stack position ``at``; the FORMAT runs again on it, as one without."""
+    def ok(s: MState, res: Tuple[Term, ...]) -> None:
+        s.stack[at] = ("converted", res[0])
+
+    return Event("effect", ("convert", conv, value), ins, 1, ok)
+
+
+def _push_negated(s: MState, res: Tuple[Term, ...]) -> None:
+    s.stack.append(("not", res[0]))
+
+
 def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: int) -> Optional[Event]:
     """``lst.append(v)`` / ``lst.extend(v)`` on an exact list: what LIST_APPEND / LIST_EXTEND do
     (same effect key when it is an effect), except that the call also pushes ``None``."""
@@ -1503,7 +1568,7 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -
             return _effect(st, ins, ("iter", x), n, 1)
         if name == "next":
             return _effect(st, ins, ("next", x), n, 1)
-        if name == "type" and x[0] in ("e", "stop"):
+        if name == "type" and is_exception(x):
             pure(("typeof", x))
             return None
         if name == "tuple" and is_list(x) and x in st.heap:
@@ -1512,12 +1577,17 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -
         if name == "tuple" and x[0] == "list":
             return _effect(st, ins, ("list_to_tuple", x), n, 1)
     if len(args) == 2:
-        if name == "isinstance" and args[0][0] in ("e", "stop"):
+        if name == "isinstance" and is_exception(args[0]):
             return _effect(st, ins, ("exc_match", args[0], args[1]), n, 1, bool_result=True)
         if name == "issubclass" and args[0][0] == "typeof":
             return _effect(st, ins, ("exc_match", args[0][1], args[1]), n, 1, bool_result=True)
         if name == "format":
             return _effect(st, ins, ("format", -1, args[0], args[1]), n, 1)
+    if len(args) == 1 and name == "format":
+        return _effect(st, ins, ("format", -1, args[0], _EMPTY_STR), n, 1)
+    if len(args) == 1 and name in _CONVERSIONS:
+        # str(x), repr(x), ascii(x): what the f-string conversions call (PyObject_Str...).
+        return _effect(st, ins, ("convert", _CONVERSIONS[name], args[0]), n, 1)
     if name == "set" and not args:
         return _effect(st, ins, ("build_set", ()), n, 1)
     return False
