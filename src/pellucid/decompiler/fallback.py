@@ -157,6 +157,7 @@ class Fallback:
         self.globals_: set = set()
         self.nonlocals: set = set()
         self.nfn = 0
+        self.fn_names: Dict[int, str] = {}  # see _realize
         self.entry: Dict[Block, _State] = {}
         self.exit_nexc: Dict[Block, int] = {}
 
@@ -862,7 +863,16 @@ class Fallback:
         if kind != "function":
             return
         code, attrs, qualname, n = payload
-        fname = "__pellucid_fn%d" % n
+        fname = self.fn_names.get(n)
+        if fname is None:
+            # (unique within the decompile: recompile renames the code object compiled from
+            # this ``def`` back to the original's name, see ``ConstantPool.fallback_defs``)
+            fname = self.fn_names[n] = "__pellucid_fn%d" % (len(self.pool.fallback_defs) + 1)
+            q = getattr(code, "co_qualname", None) or qualname
+            nargs = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04)
+                     + bool(code.co_flags & 0x08))
+            self.pool.fallback_defs[fname] = (code.co_name, q if isinstance(q, str) else None,
+                                              code.co_varnames[:nargs])
         for line in self._function_def(code, attrs, qualname, fname):
             self.w(line)
         self.w("%s = %s" % (_slot(depth), fname))

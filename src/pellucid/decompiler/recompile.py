@@ -170,6 +170,28 @@ def _retarget_qualnames(code: types.CodeType, old: str, new: str) -> types.CodeT
     return code.replace(**changes)
 
 
+def _rename_fallback_defs(code: types.CodeType, names: Dict[str, Any]) -> types.CodeType:
+    """Give the code objects of the fallback's nested ``def __pellucid_fnN`` the name, qualified
+    name and argument names of the code objects they stand for: a function's code, name and
+    qualified name are what MAKE_FUNCTION made of the original's (the fallback's ``__name__``
+    and ``__qualname__`` assignments then change nothing)."""
+    consts = tuple(_rename_fallback_defs(c, names) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    changes: Dict[str, Any] = {}
+    if any(a is not b for a, b in zip(consts, code.co_consts)):
+        changes["co_consts"] = consts
+    renamed = names.get(code.co_name)
+    if renamed is not None:
+        changes["co_name"] = renamed[0]
+        if renamed[1] is not None and hasattr(code, "co_qualname"):
+            changes["co_qualname"] = renamed[1]
+        args = renamed[2]
+        if code.co_varnames[:len(args)] != args and not set(args) & set(code.co_varnames[len(args):]):
+            # (a comprehension's '.0', written '__pellucid__0' in source)
+            changes["co_varnames"] = args + code.co_varnames[len(args):]
+    return code.replace(**changes) if changes else code
+
+
 def find_nested_code(code: types.CodeType, name: str) -> Optional[types.CodeType]:
     """The first code object named ``name`` nested (at any depth) in ``code``'s constants.
 
@@ -218,6 +240,8 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         module = compile(to_compile, filename, "exec", dont_inherit=True, optimize=0)
     except SyntaxError as exc:
         raise DecompileError("decompiled source of %s does not compile: %s" % (code.co_name, exc))
+    if pool.fallback_defs:
+        module = _rename_fallback_defs(module, pool.fallback_defs)
     if is_module_code(code):
         return Recompiled(module, source, pool.bindings)
     name = target_name(code)

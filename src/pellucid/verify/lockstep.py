@@ -107,6 +107,7 @@ class _Joiner:
         s.heap = {}
         # Later allocations must not reuse an identity either state already holds.
         s.nalloc = max(a.nalloc, b.nalloc)
+        s.nfunc = max(a.nfunc, b.nfunc)
         # (most terms are the same object in both states: no call for those)
         s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
         # (the names in the order of this set, as always: variables are numbered in that order)

@@ -39,7 +39,8 @@ class Unsupported(Exception):
 class MState:
     """One program's machine state: position, value stack, variables, handled exception."""
 
-    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "heap")
+    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "nfunc", "unwinding",
+                 "heap")
 
     def __init__(self) -> None:
         self.pc = 0
@@ -48,7 +49,8 @@ class MState:
         self.excinfo: Term = EXCINFO_ARG  # what sys.exc_info() would report
         # <=3.10: EXCEPT_HANDLER blocks (stack level, exc_info they saved)
         self.ehstack: List[Tuple[int, Term]] = []
-        self.nalloc = 0  # lists/functions built since the last effect (their identity terms)
+        self.nalloc = 0  # lists built since the last effect (their identity terms)
+        self.nfunc = 0  # functions built on this path (their identity terms)
         self.unwinding: Optional[Term] = None  # exception leaving the function
         # Contents of the exact lists this program built that no user code can have seen yet
         # (see "Lists" below).  A list term absent from it is opaque: its contents are only
@@ -64,6 +66,7 @@ class MState:
         s.excinfo = self.excinfo
         s.ehstack = self.ehstack.copy()
         s.nalloc = self.nalloc
+        s.nfunc = self.nfunc
         s.unwinding = self.unwinding
         s.heap = self.heap.copy()
         return s
@@ -124,6 +127,7 @@ class Side:
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         self.sorted_cells = sorted(self.cellnames)
         self.gen_start = _starts_with_gen_start(code)
+        self._code_objects: Optional[Dict[Term, types.CodeType]] = None  # see code_object
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
         shadowed = set(code.co_varnames) & set(code.co_freevars)
@@ -134,6 +138,13 @@ class Side:
                     i.op in _FAST_OPS and i.arg in shadowed for i in self.instrs):
                 raise Unsupported("%s uses a local variable named like a free variable"
                                   % code.co_name)
+
+    def code_object(self, term: Term) -> Optional[types.CodeType]:
+        """The code object among this code's constants whose term is ``term``."""
+        if self._code_objects is None:
+            self._code_objects = {const_term(c, self.code_keys): c for c in self.code.co_consts
+                                  if isinstance(c, types.CodeType)}
+        return self._code_objects.get(term)
 
     def first_target(self) -> int:
         """The first index control can reach other than by falling through: every index below it
@@ -249,6 +260,17 @@ def _decide(base: Term, ins: Instr) -> Event:
 # str runs no user code) are kept the same way, as ``("dict", epoch, k)`` with contents
 # ``(key1, value1, key2, value2, ...)``, but no operation is executed on them except passing one
 # as ``**kwargs``; anything else is an effect they escape through.
+#
+# Functions built here (MAKE_FUNCTION) are kept the same way, as ``("func", "n", k)``: the
+# ``k``-th function this path of this program built (both programs build the functions they
+# share in the same order, though not always between the same effects: the fallback writes a
+# ``def`` where the function is first used).  Their contents are ``(code, name1, value1, ...)``:
+# the code's term and their attributes (those MAKE_FUNCTION sets, ``__name__``, ``__qualname__``)
+# sorted by name.  Setting one of those attributes while the function is known (the fallback
+# does, after its ``def``) changes the contents, running no user code.
+
+_HEAP_KINDS = ("list", "dict", "func")
+
 
 def is_list(t: Any) -> bool:
     return type(t) is tuple and len(t) == 3 and t[0] == "list"
@@ -258,8 +280,12 @@ def is_dict(t: Any) -> bool:
     return type(t) is tuple and len(t) == 3 and t[0] == "dict"
 
 
+def is_func(t: Any) -> bool:
+    return type(t) is tuple and len(t) == 3 and t[0] == "func"
+
+
 def _is_heap_object(t: Any) -> bool:
-    return type(t) is tuple and len(t) == 3 and t[0] in ("list", "dict")
+    return type(t) is tuple and len(t) == 3 and t[0] in _HEAP_KINDS
 
 
 # Terms are immutable and shared: a variable's term is the same object at every later event of a
@@ -295,7 +321,7 @@ def _heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
     if hit is not None:
         return hit is t
     free = True
-    if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t), as _walk and observe
+    if len(t) == 3 and t[0] in _HEAP_KINDS:  # _is_heap_object(t), as _walk and observe
         free = False
     else:
         for x in t:
@@ -338,7 +364,7 @@ def _walk(roots: Iterable[Any], heap: Dict[Term, Tuple[Term, ...]], out: List[Te
                     continue  # nothing below adds to ``out`` or ``seen``
             elif hit is t:
                 continue
-        if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
+        if len(t) == 3 and t[0] in _HEAP_KINDS:  # _is_heap_object(t)
             if t in seen:
                 continue
             seen.add(t)
@@ -393,7 +419,7 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
     # (list comprehensions that call snap only on tuples: this runs on every variable at
     # every effect, and most sub-terms are leaves)
     def snap(t: Any) -> Any:
-        if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
+        if len(t) == 3 and t[0] in _HEAP_KINDS:  # _is_heap_object(t)
             if t not in heap:
                 return t
             if t in numbers:
@@ -546,28 +572,28 @@ def _index(t: Term) -> Any:
     return None
 
 
-def _closure_of_fresh_lambda(side: "Side", fn: Term) -> Optional[Term]:
+def _closure_of_fresh_lambda(side: "Side", fn: Term, heap: Dict[Term, Tuple[Term, ...]]
+                             ) -> Optional[Term]:
     """``(lambda: name).__closure__``: the closure tuple of a function built here whose code is
     exactly ``return name`` over the one free variable ``name``, with no other attribute.
     Reading ``__closure__`` of a plain function runs no user code."""
-    if fn[0] != "func" or len(fn) < 6:
+    contents = heap.get(fn) if is_func(fn) else None
+    if contents is None:
         return None
-    attrs = [p for p in fn[3]] + [("closure" if a[1] in (8, "closure") else a[1], a[2])
-                                  for a in fn[6:]]
-    if len(attrs) != 1 or attrs[0][0] != "closure":
+    attrs = dict(zip(contents[1::2], contents[2::2]))
+    if set(attrs) - {"__name__", "__qualname__"} != {"closure"}:
         return None
-    closure = attrs[0][1]
+    closure = attrs["closure"]
     if closure[0] != "tuple" or len(closure[1]) != 1 or closure[1][0][0] != "cellref":
         return None
     name = closure[1][0][1]
-    for c in side.code.co_consts:
-        if isinstance(c, types.CodeType) and const_term(c, side.code_keys) == fn[1]:
-            body = [(i.op, i.arg) for i in normalize(c)]
-            if (c.co_freevars == (name,) and c.co_argcount == 0 and c.co_kwonlyargcount == 0
-                    and not c.co_flags & 0x3AC  # no *args/**kwargs, not a generator/coroutine
-                    and body == [("LOAD_DEREF", name), ("RETURN_VALUE", None)]):
-                return closure
-            return None
+    c = side.code_object(contents[0])
+    if c is not None:
+        body = [(i.op, i.arg) for i in normalize(c)]
+        if (c.co_freevars == (name,) and c.co_argcount == 0 and c.co_kwonlyargcount == 0
+                and not c.co_flags & 0x3AC  # no *args/**kwargs, not a generator/coroutine
+                and body == [("LOAD_DEREF", name), ("RETURN_VALUE", None)]):
+            return closure
     return None
 
 
@@ -659,6 +685,14 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             # holds it again, whatever ``raise`` did to it in between.
             _list_done(st, 2)
             return None
+    elif op == "STORE_ATTR" and len(stack) >= 2 and is_func(stack[-1]) and stack[-1] in heap \
+            and arg in _SETTABLE and _settable(_SETTABLE[arg], stack[-2]):
+        # The fallback's ``fn.__defaults__ = ...`` after its ``def``: no user code has the
+        # function yet.
+        name = arg if arg in ("__name__", "__qualname__") else arg[2:-2]
+        _set_part(st, stack[-1], name, stack[-2])
+        _list_done(st, 2)
+        return None
     elif op in ("DICT_MERGE", "DICT_UPDATE") and isinstance(arg, int) and len(stack) > arg:
         # One known dict into another (``f(**{})`` compiles to this): str keys, no user code.
         target, src = stack[-1 - arg], stack[-1]
@@ -689,7 +723,7 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             _list_done(st, 1, (("method", arg, obj, epoch, _alloc(st, epoch)),))
             return None
         if arg == "__closure__":
-            closure = _closure_of_fresh_lambda(side, obj)
+            closure = _closure_of_fresh_lambda(side, obj, heap)
             if closure is not None:
                 _list_done(st, 1, (closure,))
                 return None
@@ -1070,10 +1104,13 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         items = stack.pop()[1]
         stack.extend(reversed(items))
     elif op == "MAKE_FUNCTION":
-        return _make_function(st, ins, epoch)
+        return _make_function(side, st, ins, epoch)
     elif op == "SET_FUNCTION_ATTRIBUTE":
         fn, attr = _pop(st, 2)[::-1]
-        stack.append(fn + (("attr", arg, attr),))
+        if not is_func(fn) or fn not in st.heap or arg not in _FUNCTION_FLAGS:
+            raise Unsupported("SET_FUNCTION_ATTRIBUTE %r on %s" % (arg, fn[0]))
+        _set_part(st, fn, _FUNCTION_FLAGS[arg], attr)
+        stack.append(fn)
     elif op == "IMPORT_NAME" and arg == "builtins" and stack[-2:] == [const_term(0), const_term(None)]:
         # The fallback's ``import builtins as __pellucid_builtins``: the module is always loaded,
         # so this runs no user code (unless ``builtins.__import__`` itself was replaced).
@@ -1188,20 +1225,61 @@ def _foldable(pair: Sequence[Term]) -> bool:
         and pair[0][1] == pair[1][1]
 
 
-def _make_function(st: MState, ins: Instr, epoch: int) -> Optional[Event]:
+# MAKE_FUNCTION's flags (and 3.13's SET_FUNCTION_ATTRIBUTE's argument): what each sets.
+_FUNCTION_FLAGS = {8: "closure", 4: "annotations", 2: "kwdefaults", 1: "defaults"}
+
+
+def _make_function(side: Side, st: MState, ins: Instr, epoch: int) -> Optional[Event]:
+    """A new function (see "Lists" above for its term and contents)."""
     flags = ins.arg or 0
     if PY < (3, 11):
         qual, code = _pop(st, 2)[::-1]
     else:
         code = _pop(st, 1)[0]
         qual = None
-    parts: List[Any] = []
-    for bit, what in ((8, "closure"), (4, "annotations"), (2, "kwdefaults"), (1, "defaults")):
+    parts: Dict[str, Term] = {}
+    for bit in (8, 4, 2, 1):
         if flags & bit:
-            parts.append((what, _pop(st, 1)[0]))
-    st.stack.append(("func", code, qual, tuple(parts), epoch, _alloc(st, epoch)))
+            parts[_FUNCTION_FLAGS[bit]] = _pop(st, 1)[0]
+    obj = side.code_object(code)
+    if obj is not None:
+        parts["__name__"] = const_term(obj.co_name)
+        q = getattr(obj, "co_qualname", None)
+        parts["__qualname__"] = const_term(q) if q is not None else qual
+    elif qual is not None:
+        parts["__qualname__"] = qual
+    fn = ("func", "n", st.nfunc)
+    st.nfunc += 1
+    st.heap[fn] = _func_contents(code, parts)
+    st.stack.append(fn)
     _advance(st)
     return None
+
+
+def _func_contents(code: Term, parts: Dict[str, Term]) -> Tuple[Any, ...]:
+    return (code,) + tuple(x for name in sorted(parts) for x in (name, parts[name]))
+
+
+def _set_part(st: MState, fn: Term, name: str, value: Term) -> None:
+    """Set the attribute ``name`` of the known function ``fn``."""
+    contents = st.heap[fn]
+    parts = dict(zip(contents[1::2], contents[2::2]))
+    parts[name] = value
+    st.heap[fn] = _func_contents(contents[0], parts)
+
+
+# Function attributes the fallback sets after its ``def`` (what MAKE_FUNCTION sets), and what
+# their values must be for the assignment to run no user code and raise nothing.
+_SETTABLE = {"__name__": "name", "__qualname__": "name", "__defaults__": "defaults",
+             "__kwdefaults__": "kwdefaults"}
+
+
+def _settable(kind: str, value: Term) -> bool:
+    if kind == "name":
+        return value[0] == "const" and value[1] == "str"
+    if kind == "defaults":
+        return value[0] == "tuple" or value == const_term(None)
+    return value == const_term(None)  # (a dict would be shared: not modelled)
 
 
 def _str_keys(keys: Sequence[Term]) -> bool:
