@@ -20,8 +20,9 @@ from itertools import compress
 from operator import is_not
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.verify.machine import (STR_RESULTS, Memo, MState, Side, Unsupported, can_forget_lists,
-                                     escape_lists, forget_lists, gc_lists, go_handler, heap_free,
+from pellucid.verify.machine import (STR_RESULTS, Memo, MState, Side, Unsupported,
+                                     can_forget_lists_except, escape_lists, forget_lists_except,
+                                     gc_lists, go_handler, heap_free, method_escapes,
                                      not_known_free, observe, run)
 from pellucid.verify.terms import NULL, UNBOUND, Term, has_kind, kind_of, maybe_unbound, render
 
@@ -107,7 +108,6 @@ class _Joiner:
         s.heap = {}
         # Later allocations must not reuse an identity either state already holds.
         s.nalloc = max(a.nalloc, b.nalloc)
-        s.nfunc = max(a.nfunc, b.nfunc)
         # (most terms are the same object in both states: no call for those)
         s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
         # (the names in the order of this set, as always: variables are numbered in that order)
@@ -131,20 +131,36 @@ class _Joiner:
         return s
 
 
-def _forgettable(p: Pair, memo: Memo) -> None:
-    """Raise unless the known lists of ``p`` can be forgotten (``forget_lists``)."""
-    if (p.o.heap or p.c.heap) and not can_forget_lists(p.o, p.c, memo):
+def _forgettable(p: Pair, keep_o: Dict[Term, Any], keep_c: Dict[Term, Any], memo: Memo) -> None:
+    """Raise unless the known lists of ``p`` but ``keep_o``/``keep_c`` can be forgotten
+    (``forget_lists_except``)."""
+    if (p.o.heap or p.c.heap) and not can_forget_lists_except(p.o, p.c, keep_o, keep_c, memo):
         raise Unsupported("lists being built reach a loop with different contents")
 
 
+def _same_objects(a: Dict[Term, Any], b: Dict[Term, Any]) -> Dict[Term, Any]:
+    """The known objects ``a`` and ``b`` both hold with the same contents."""
+    if not a or not b:
+        return {}
+    return {k: v for k, v in a.items() if b.get(k) == v}
+
+
 def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
-    # Known list contents would grow at each iteration: the joined state has none.  (So the
-    # states are only checked to allow that, not copied to forget them.)
-    _forgettable(a, memo)
-    _forgettable(b, memo)
+    # Known list contents would grow at each iteration: the joined state keeps only the known
+    # objects both states hold alike (a function built before a loop, say).  (So the states
+    # are only checked to allow forgetting the others, not copied to forget them.)
+    keep_o = _same_objects(a.o.heap, b.o.heap)
+    keep_c = _same_objects(a.c.heap, b.c.heap)
+    _forgettable(a, keep_o, keep_c, memo)
+    _forgettable(b, keep_o, keep_c, memo)
     j = _Joiner(counter)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
+    o.heap = keep_o
+    c.heap = keep_c
+    if keep_o or keep_c:
+        gc_lists(o, memo)
+        gc_lists(c, memo)
     facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
@@ -274,9 +290,9 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
         p = p.copy()
         gc_lists(p.o, memo)
         gc_lists(p.c, memo)
-    if not general.o.heap and not general.c.heap and (p.o.heap or p.c.heap):
+    if p.o.heap.keys() - general.o.heap.keys() or p.c.heap.keys() - general.c.heap.keys():
         # A state whose lists are opaque covers one where they are known (and agree).
-        if not forget_lists(p.o, p.c, memo):
+        if not forget_lists_except(p.o, p.c, general.o.heap, general.c.heap, memo):
             return False
     if not _match((_heap_items(general.o), _heap_items(general.c)),
                   (_heap_items(p.o), _heap_items(p.c)), sigma):
@@ -304,6 +320,7 @@ class Explorer:
         self.effects = 0
         self.memo: Memo = {}  # see machine.heap_free
         self.varmemo: VarMemo = {}  # see _var_free
+        self.methodmemo: Dict[int, Any] = {}  # see machine.method_escapes
 
     def explore(self) -> None:
         """Explore every path of both programs in lockstep (see the module docstring).
@@ -396,6 +413,8 @@ class Explorer:
                 push(q)
             return
         self.effects += 1
+        if method_escapes(eo.key, self.methodmemo):
+            raise Unsupported("a bound method made here reaches user code: %s" % _describe(eo, p.o))
         if eo.can_raise and eo.observe and eo.ins is not None and ec.ins is not None \
                 and eo.ins.handler is None and ec.ins.handler is None:
             # The exception leaves both frames at once: that path is one "unwind" event on

@@ -39,8 +39,7 @@ class Unsupported(Exception):
 class MState:
     """One program's machine state: position, value stack, variables, handled exception."""
 
-    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "nfunc", "unwinding",
-                 "heap")
+    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "heap")
 
     def __init__(self) -> None:
         self.pc = 0
@@ -50,7 +49,6 @@ class MState:
         # <=3.10: EXCEPT_HANDLER blocks (stack level, exc_info they saved)
         self.ehstack: List[Tuple[int, Term]] = []
         self.nalloc = 0  # lists built since the last effect (their identity terms)
-        self.nfunc = 0  # functions built on this path (their identity terms)
         self.unwinding: Optional[Term] = None  # exception leaving the function
         # Contents of the exact lists this program built that no user code can have seen yet
         # (see "Lists" below).  A list term absent from it is opaque: its contents are only
@@ -66,7 +64,6 @@ class MState:
         s.excinfo = self.excinfo
         s.ehstack = self.ehstack.copy()
         s.nalloc = self.nalloc
-        s.nfunc = self.nfunc
         s.unwinding = self.unwinding
         s.heap = self.heap.copy()
         return s
@@ -227,6 +224,8 @@ def truth(term: Term, facts: Dict[Term, bool]) -> Optional[bool]:
         a, b = base[1], base[2]
         if a == b and a[0] not in ("v",):
             val = True
+        elif a[0] == "method" or b[0] == "method":
+            pass  # (a bound method is a new object each time: never folded)
         elif is_singleton(a) and (b[0] in ("const", "tuple", "list")) and a != b:
             val = False
         elif is_singleton(b) and (a[0] in ("const", "tuple", "list")) and a != b:
@@ -261,10 +260,10 @@ def _decide(base: Term, ins: Instr) -> Event:
 # ``(key1, value1, key2, value2, ...)``, but no operation is executed on them except passing one
 # as ``**kwargs``; anything else is an effect they escape through.
 #
-# Functions built here (MAKE_FUNCTION) are kept the same way, as ``("func", "n", k)``: the
-# ``k``-th function this path of this program built (both programs build the functions they
-# share in the same order, though not always between the same effects: the fallback writes a
-# ``def`` where the function is first used).  Their contents are ``(code, name1, value1, ...)``:
+# Functions built here (MAKE_FUNCTION) are kept the same way, as ``("func", "n", k)`` with the
+# least ``k`` not in use (both programs build the functions they share in the same order,
+# though not always between the same effects: the fallback writes a ``def`` where the function
+# is first used).  Their contents are ``(code, name1, value1, ...)``:
 # the code's term and their attributes (those MAKE_FUNCTION sets, ``__name__``, ``__qualname__``)
 # sorted by name.  Setting one of those attributes while the function is known (the fallback
 # does, after its ``def``) changes the contents, running no user code.
@@ -278,6 +277,16 @@ def is_list(t: Any) -> bool:
 
 def is_dict(t: Any) -> bool:
     return type(t) is tuple and len(t) == 3 and t[0] == "dict"
+
+
+def is_set(t: Any) -> bool:
+    """An exact set built here (not a heap object: its contents are not followed)."""
+    return type(t) is tuple and len(t) == 3 and t[0] == "set"
+
+
+def _new_set(st: MState, op: str, epoch: int) -> Term:
+    """A new empty exact set (``op``: what made it, for the reader)."""
+    return ("set", epoch, _alloc(st, epoch))
 
 
 def is_func(t: Any) -> bool:
@@ -527,6 +536,40 @@ def can_forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
     return True
 
 
+def _without(st: MState, keep: Iterable[Term]) -> MState:
+    """A view of ``st`` (sharing everything) whose heap lacks the objects ``keep``."""
+    view = MState.__new__(MState)
+    for name in MState.__slots__:
+        setattr(view, name, getattr(st, name))
+    view.heap = {k: v for k, v in st.heap.items() if k not in keep}
+    return view
+
+
+def forget_lists_except(o: MState, c: MState, keep_o: Iterable[Term], keep_c: Iterable[Term],
+                        memo: Optional[Memo] = None) -> bool:
+    """``forget_lists`` for every known object but ``keep_o`` (of ``o``) and ``keep_c`` (of
+    ``c``), which stay known.  (Checked as if the kept ones were opaque: conservative.)"""
+    keep_o, keep_c = set(keep_o), set(keep_c)
+    if not keep_o and not keep_c:
+        return forget_lists(o, c, memo)
+    if can_forget_lists(_without(o, keep_o), _without(c, keep_c), memo):
+        o.heap = {k: v for k, v in o.heap.items() if k in keep_o}
+        c.heap = {k: v for k, v in c.heap.items() if k in keep_c}
+        return True
+    gc_lists(o, memo)
+    gc_lists(c, memo)
+    return False
+
+
+def can_forget_lists_except(o: MState, c: MState, keep_o: Iterable[Term], keep_c: Iterable[Term],
+                            memo: Optional[Memo] = None) -> bool:
+    """Whether ``forget_lists_except`` would succeed (changing neither state)."""
+    keep_o, keep_c = set(keep_o), set(keep_c)
+    if not keep_o and not keep_c:
+        return can_forget_lists(o, c, memo)
+    return can_forget_lists(_without(o, keep_o), _without(c, keep_c), memo)
+
+
 def forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
     """Make every known list of both programs opaque (at a loop, where contents would grow
     without bound).  Sound only when each list reachable in both programs has the same contents
@@ -601,9 +644,30 @@ def _closure_of_fresh_lambda(side: "Side", fn: Term, heap: Dict[Term, Tuple[Term
 # (tests/test_verify.py) reads its comparisons and checks this set names exactly them.
 _LIST_STEP_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND", "LIST_TO_TUPLE", "SUBSCR", "STORE_SUBSCR",
                             "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR",
-                            "STORE_ATTR"})
+                            "STORE_ATTR", "BUILD_SET"})
 # What the fallback's handlers save and restore around ``raise e`` (see ``_list_step``).
 _EXC_SLOTS = ("__context__", "__traceback__")
+
+
+# A bound method of a list, set or str built here, ``("method", name, receiver)``, stands for a
+# new object each time it is made, but its term does not tell two of them apart: it may only be
+# called (``method_escapes`` says where it is used otherwise).
+
+def method_escapes(key: Tuple[Any, ...], memo: Dict[int, Any]) -> bool:
+    """Whether the effect ``key`` hands a bound method term to user code other than by calling
+    it (``memo``: per term object, as ``heap_free``'s)."""
+    parts = key[2:] if key[0] == "call" else key[1:]
+    return any(type(t) is tuple and _holds_method(t, memo) for t in parts)
+
+
+def _holds_method(t: Tuple[Any, ...], memo: Dict[int, Any]) -> bool:
+    hit = memo.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    found = (len(t) == 3 and t[0] == "method") or any(
+        type(x) is tuple and _holds_method(x, memo) for x in t)
+    memo[id(t)] = (t, found)
+    return found
 
 
 def _list_done(st: MState, npop: int, push: Tuple[Term, ...] = ()) -> None:
@@ -678,6 +742,10 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             heap[lst] = tuple(work)
             _list_done(st, 2)
             return None
+    elif op == "BUILD_SET" and arg == 0:
+        # An empty set: no item to hash, no user code.
+        _list_done(st, 0, (_new_set(st, op, epoch),))
+        return None
     elif op == "STORE_ATTR" and len(stack) >= 2 and arg in _EXC_SLOTS:
         value, obj = stack[-2], stack[-1]
         if value == ("excattr", arg, obj, epoch):
@@ -718,9 +786,13 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             # back: its term names the slot, the exception and the epoch it was read in.
             _list_done(st, 1, (("excattr", arg, obj, epoch),))
             return None
+        if arg == "add" and is_set(obj):
+            # A new bound method of an exact set: calling it is SET_ADD.
+            _list_done(st, 1, (("method", arg, obj),))
+            return None
         if arg == "join" and obj == _EMPTY_STR:
-            # A new bound method of the str '' (a fresh object: its own identity).
-            _list_done(st, 1, (("method", arg, obj, epoch, _alloc(st, epoch)),))
+            # A new bound method of the str ''.
+            _list_done(st, 1, (("method", arg, obj),))
             return None
         if arg == "__closure__":
             closure = _closure_of_fresh_lambda(side, obj, heap)
@@ -1248,12 +1320,22 @@ def _make_function(side: Side, st: MState, ins: Instr, epoch: int) -> Optional[E
         parts["__qualname__"] = const_term(q) if q is not None else qual
     elif qual is not None:
         parts["__qualname__"] = qual
-    fn = ("func", "n", st.nfunc)
-    st.nfunc += 1
+    fn = _fresh_function(st)
     st.heap[fn] = _func_contents(code, parts)
     st.stack.append(fn)
     _advance(st)
     return None
+
+
+def _fresh_function(st: MState) -> Term:
+    """The term of a function built now: ``("func", "n", k)`` with the least ``k`` no term of
+    the state holds (so the same in both programs, and in every iteration of a loop that makes
+    one whose previous one went to user code -- renamed then, see ``escape_lists``)."""
+    taken = _state_lists(st, None, False)[1] | set(st.heap)
+    k = 0
+    while ("func", "n", k) in taken:
+        k += 1
+    return ("func", "n", k)
 
 
 def _func_contents(code: Term, parts: Dict[str, Term]) -> Tuple[Any, ...]:
@@ -1340,7 +1422,9 @@ _SIMPLE_EFFECTS: Dict[str, Tuple[Callable[[Any], int], Callable[[Any], int],
     "UNARY": (_const(1), _const(1), lambda v, arg: ("unary", arg, v[0])),
     "COMPARE": (_const(2), _const(1), lambda v, arg: ("compare", arg, v[0], v[1])),
     "SUBSCR": (_const(2), _const(1), lambda v, arg: ("getitem", v[0], v[1])),
-    "STORE_SUBSCR": (_const(3), _const(0), lambda v, arg: ("setitem", v[1], v[2], v[0])),
+    # (``d[k] = v`` on an exact dict is what MAP_ADD does: PyDict_SetItem)
+    "STORE_SUBSCR": (_const(3), _const(0), lambda v, arg: (
+        "map_add" if is_dict(v[1]) else "setitem", v[1], v[2], v[0])),
     "DELETE_SUBSCR": (_const(2), _const(0), lambda v, arg: ("delitem", v[0], v[1])),
     "GET_ITER": (_const(1), _const(1), lambda v, arg: ("iter", v[0])),
     "GET_YIELD_FROM_ITER": (_const(1), _const(1), lambda v, arg: ("yield_from_iter", v[0])),
@@ -1434,7 +1518,11 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             if len(args) != 1 or names:
                 raise Unsupported("list.%s called with %d arguments" % (fn[1], len(args)))
             return _list_method_call(st, ins, fn[1], fn[2], args[0], n)
-        if fn[0] == "method" and len(fn) == 5 and fn[1] == "join" and not names \
+        if fn[0] == "method" and fn[1] == "add" and is_set(fn[2]) and not names \
+                and len(args) == 1:
+            return _effect(st, ins, ("set_add", fn[2], args[0]), n, 0,
+                           lambda s, r: s.stack.append(const_term(None)))
+        if fn[0] == "method" and fn[1] == "join" and fn[2] == _EMPTY_STR and not names \
                 and len(args) == 1 and args[0][0] == "tuple" and all(map(is_str, args[0][1])):
             # ''.join of a tuple of strs (the fallback's BUILD_STRING): no user code, and the
             # same str, even the same object for one exact str.
@@ -1443,7 +1531,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             _advance(st)
             return None
         if fn[0] == "builtin" and not names:
-            ev = _builtin_call(st, ins, fn[1], args, n)
+            ev = _builtin_call(st, ins, fn[1], args, n, epoch)
             if ev is not False:
                 return ev  # type: ignore[return-value]
         return _effect(st, ins, ("call", fn, tuple(args), tuple(names or ())), n, 1)
@@ -1622,7 +1710,7 @@ def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: 
     return _effect(st, ins, ("list_" + name, lst, v), n, 0, lambda s, r: s.stack.append(none))
 
 
-def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -> Any:
+def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, epoch: int) -> Any:
     """Calls of builtins the fallback translation uses for what an instruction does directly.
 
     Returns an event, ``None`` (done, no event) or ``False`` (an ordinary call)."""
@@ -1667,7 +1755,8 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -
         # str(x), repr(x), ascii(x): what the f-string conversions call (PyObject_Str...).
         return _effect(st, ins, ("convert", _CONVERSIONS[name], args[0]), n, 1)
     if name == "set" and not args:
-        return _effect(st, ins, ("build_set", ()), n, 1)
+        pure(_new_set(st, ins.op, epoch))
+        return None
     return False
 
 
