@@ -93,11 +93,17 @@ def _doc(code: types.CodeType) -> Optional[str]:
     return c[0] if c and isinstance(c[0], str) else None
 
 
+# Code objects whose function is made and called at once, then dropped: no user code can reach
+# the function object, so its ``__doc__`` (the first constant when it is a str, a quirk of
+# MAKE_FUNCTION) is not observable.
+_COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
+
+
 def _nested_layout(code: types.CodeType) -> Dict[str, object]:
     out = _layout(code)
     out["co_name"] = code.co_name
     out["co_qualname"] = getattr(code, "co_qualname", None)
-    out["docstring"] = _doc(code)
+    out["docstring"] = _doc(code) if code.co_name not in _COMPREHENSIONS else None
     return out
 
 

@@ -21,8 +21,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
-from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value, is_bool,
-                                   is_exception, is_singleton, is_str, maybe_unbound)
+from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value,
+                                   container_kind, is_bool, is_exception, is_singleton, is_str,
+                                   maybe_unbound)
 
 PY = sys.version_info[:2]
 _PY310 = PY == (3, 10)
@@ -224,8 +225,8 @@ def truth(term: Term, facts: Dict[Term, bool]) -> Optional[bool]:
         a, b = base[1], base[2]
         if a == b and a[0] not in ("v",):
             val = True
-        elif a[0] == "method" or b[0] == "method":
-            pass  # (a bound method is a new object each time: never folded)
+        elif a[0] in _FRESH_EACH_TIME or b[0] in _FRESH_EACH_TIME:
+            pass  # (a new object each time it is made: never folded)
         elif is_singleton(a) and (b[0] in ("const", "tuple", "list")) and a != b:
             val = False
         elif is_singleton(b) and (a[0] in ("const", "tuple", "list")) and a != b:
@@ -272,16 +273,17 @@ _HEAP_KINDS = ("list", "dict", "func")
 
 
 def is_list(t: Any) -> bool:
-    return type(t) is tuple and len(t) == 3 and t[0] == "list"
+    """An exact list built here (known, opaque, or a variable standing for such lists)."""
+    return type(t) is tuple and container_kind(t) == "list"
 
 
 def is_dict(t: Any) -> bool:
-    return type(t) is tuple and len(t) == 3 and t[0] == "dict"
+    return type(t) is tuple and container_kind(t) == "dict"
 
 
 def is_set(t: Any) -> bool:
     """An exact set built here (not a heap object: its contents are not followed)."""
-    return type(t) is tuple and len(t) == 3 and t[0] == "set"
+    return type(t) is tuple and container_kind(t) == "set"
 
 
 def _new_set(st: MState, op: str, epoch: int) -> Term:
@@ -651,12 +653,14 @@ _EXC_SLOTS = ("__context__", "__traceback__")
 
 # A bound method of a list, set or str built here, ``("method", name, receiver)``, stands for a
 # new object each time it is made, but its term does not tell two of them apart: it may only be
-# called (``method_escapes`` says where it is used otherwise).
+# called (``method_escapes`` says where it is used otherwise).  Likewise the fallback's
+# ``zip(keys, values)``, ``("zip", keys, values)``, which only ``dict()`` may take.
+_FRESH_EACH_TIME = ("method", "zip")
 
 def method_escapes(key: Tuple[Any, ...], memo: Dict[int, Any]) -> bool:
     """Whether the effect ``key`` hands a bound method term to user code other than by calling
     it (``memo``: per term object, as ``heap_free``'s)."""
-    parts = key[2:] if key[0] == "call" else key[1:]
+    parts = key[2:] if key[0] == "call" and key[1][0] == "method" else key[1:]
     return any(type(t) is tuple and _holds_method(t, memo) for t in parts)
 
 
@@ -664,7 +668,7 @@ def _holds_method(t: Tuple[Any, ...], memo: Dict[int, Any]) -> bool:
     hit = memo.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
-    found = (len(t) == 3 and t[0] == "method") or any(
+    found = (len(t) == 3 and t[0] in _FRESH_EACH_TIME) or any(
         type(x) is tuple and _holds_method(x, memo) for x in t)
     memo[id(t)] = (t, found)
     return found
@@ -1757,6 +1761,23 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, e
     if name == "set" and not args:
         pure(_new_set(st, ins.op, epoch))
         return None
+    if name == "zip" and len(args) == 2 and args[0][0] == "tuple" and args[1][0] == "tuple" \
+            and len(args[0][1]) == len(args[1][1]):
+        # The fallback's BUILD_CONST_KEY_MAP is ``dict(zip(keys, (v1, v2)))``: the zip of two
+        # tuples of one length may only go to dict() (see ``method_escapes``).
+        pure(("zip", args[0], args[1]))
+        return None
+    if name == "dict" and len(args) == 1 and args[0][0] == "zip":
+        keys, vals = args[0][1], args[0][2]
+        ok, consts = const_value(keys)
+        if ok and all(type(k) in (int, str) for k in consts):
+            pairs = [x for k, v in zip(keys[1], vals[1]) for x in (k, v)]
+            if _str_keys(keys[1]):
+                _pop(st, n)
+                _build_dict(st, pairs, epoch)
+                _advance(st)
+                return None
+            return _effect(st, ins, ("build_map", tuple(pairs)), n, 1)
     return False
 
 

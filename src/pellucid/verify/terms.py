@@ -18,6 +18,7 @@ across the two programs:
 * ``("v", k, maybe_unbound, kind)``  a variable introduced when two states are generalised at a
                                loop; ``kind`` is True when it stands for exact bools only,
                                ``"str"`` for strs only, ``"exc"`` for exception instances
+                               only, ``"list"``/``"dict"``/``"set"`` for exact ones built here
                                only, else False;
 * ``("list", epoch, k)``       the ``k``-th exact list built in an epoch; its contents live in
                                the program state while known (``machine.py``, "Lists"); negative
@@ -125,7 +126,23 @@ def kind_of(a: Term, b: Term) -> Any:
         return "str"
     if is_exception(a) and is_exception(b):
         return "exc"
+    ka, kb = container_kind(a), container_kind(b)
+    if ka is not None and ka == kb:
+        return ka
     return False
+
+
+def container_kind(term: Term) -> Optional[str]:
+    """``"list"``, ``"dict"`` or ``"set"`` when ``term`` is certainly an exact list, dict or set
+    built here (see ``machine.py``, "Lists"), else None."""
+    if term[0] in _CONTAINERS and len(term) == 3:
+        return term[0]  # type: ignore[no-any-return]
+    if term[0] == "v" and term[3] in _CONTAINERS:
+        return term[3]  # type: ignore[no-any-return]
+    return None
+
+
+_CONTAINERS = ("list", "dict", "set")
 
 
 def has_kind(term: Term, kind: Any) -> bool:
@@ -136,6 +153,8 @@ def has_kind(term: Term, kind: Any) -> bool:
         return is_str(term)
     if kind == "exc":
         return is_exception(term)
+    if kind in _CONTAINERS:
+        return container_kind(term) == kind
     return True
 
 
