@@ -120,9 +120,14 @@ def _tries(fn: ast.AST) -> Iterator[Tuple[List[ast.stmt], int, Any]]:
 
 def _op_into_finally(fn: ast.AST) -> Iterator[Callable[[], None]]:
     for body, i, t in _tries(fn):
-        if t.finalbody and len(t.body) >= 2:
-            def edit(t: Any = t) -> None:
-                t.finalbody.insert(0, t.body.pop())
+        if not t.finalbody:
+            continue
+        inner = t.body
+        if len(inner) == 1 and isinstance(inner[0], ast.Try) and not inner[0].finalbody:
+            inner = inner[0].body  # (try/except/finally written as a try/except in a try)
+        if len(inner) >= 2:
+            def edit(t: Any = t, inner: List[ast.stmt] = inner) -> None:
+                t.finalbody.insert(0, inner.pop())
             yield edit
 
 
