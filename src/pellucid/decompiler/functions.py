@@ -330,8 +330,26 @@ class FunctionBuilder:
         return class_name is not None and defined != private_name(class_name, defined) == stored
 
 
-def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) -> List[ast.stmt]:
-    """Docstring, ``global``/``nonlocal`` declarations, and no redundant final ``return``."""
+def _unused_free_variables(code: types.CodeType, stmts: List[ast.stmt]) -> List[str]:
+    """``code``'s free variables the statements never name (``__class__`` and the like, which
+    the compiler makes free for ``super()``, left out)."""
+    if not code.co_freevars:
+        return []
+    named = set()
+    for node in ast.walk(ast.Module(stmts, [])):
+        if isinstance(node, ast.Name):
+            named.add(node.id)
+        elif isinstance(node, (ast.Nonlocal, ast.Global)):
+            named.update(node.names)
+    return [n for n in code.co_freevars if n not in named and not n.startswith("__class")]
+
+
+def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any,
+                         nested: bool = True) -> List[ast.stmt]:
+    """Docstring, ``global``/``nonlocal`` declarations, and no redundant final ``return``.
+
+    ``nested``: the function is defined inside another one (not the code being decompiled),
+    so its free variables can be declared ``nonlocal``."""
     if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
         stmts = stmts[:-1]
     head: List[ast.stmt] = []
@@ -345,6 +363,11 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
     # An annotation of a simple name in a function is never evaluated and compiles to nothing.
     head.extend(ast.AnnAssign(ast.Name(n, ast.Store()), ast.Name("object", ast.Load()), None, 1)
                 for n in unassigned_locals(code, stmts))
+    unused = _unused_free_variables(code, head + stmts) if nested else []
+    if unused:
+        # A free variable no instruction uses (``def f(): nonlocal a``) is still part of the
+        # function's closure.
+        head.append(ast.Nonlocal(unused))
     body = head + stmts
     flags = kind_flags(code)
     if flags & CO_ASYNC_GENERATOR and _returns_value(body):

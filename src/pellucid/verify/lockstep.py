@@ -26,7 +26,7 @@ from pellucid.verify.machine import (STR_RESULTS, Memo, MState, Side, Unsupporte
                                      not_known_free, observe, run)
 from pellucid.verify.terms import NULL, UNBOUND, Term, has_kind, kind_of, maybe_unbound, render
 
-KEEP = 2  # distinct states kept per position pair before generalising
+KEEP = 1  # distinct states kept per position pair before generalising
 
 
 class Mismatch(Exception):
@@ -68,9 +68,13 @@ _STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is", "converted", "t
 
 
 class _Joiner:
-    def __init__(self, counter: List[int]) -> None:
+    def __init__(self, counter: List[int], facts_a: Dict[Term, bool],
+                 facts_b: Dict[Term, bool]) -> None:
         self.memo: Dict[Tuple[Term, Term], Term] = {}
         self.counter = counter
+        # (a variable that may be unbound but was found bound on that path is bound there)
+        self.facts_a = facts_a
+        self.facts_b = facts_b
 
     def term(self, a: Term, b: Term) -> Term:
         if a == b:
@@ -86,8 +90,9 @@ class _Joiner:
         if v is None:
             self.counter[0] += 1
             # NULL is what LOAD_FAST_AND_CLEAR saves for an unbound variable.
-            flag = (a in (UNBOUND, NULL) or b in (UNBOUND, NULL) or maybe_unbound(a)
-                    or maybe_unbound(b))
+            flag = (a in (UNBOUND, NULL) or b in (UNBOUND, NULL)
+                    or (maybe_unbound(a) and not self.facts_a.get(("bound", a)))
+                    or (maybe_unbound(b) and not self.facts_b.get(("bound", b))))
             # A variable standing for exact bools stays one: branching on it is a pure decision;
             # likewise for strs (joining them runs no user code).
             # Variables that may stand for NULL get negative numbers (see ``_call_parts``).
@@ -110,17 +115,17 @@ class _Joiner:
         s.nalloc = max(a.nalloc, b.nalloc)
         # (most terms are the same object in both states: no call for those)
         s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
-        # (the names in the order of this set, as always: variables are numbered in that order)
+        # (only the names whose terms are not the same object in both are looked at: most are,
+        # and are found at C speed)
         aget, bget = a.vars.get, b.vars.get
-        out: Dict[str, Term] = {}
+        out: Dict[str, Term] = a.vars.copy()
         s.vars = out
-        for name in set(a.vars) | set(b.vars):
-            x = aget(name, UNBOUND)
-            y = bget(name, UNBOUND)
-            if x is not y:
-                x = term(x, y)
+        for name in _differing(a.vars, b.vars):
+            x = term(aget(name, UNBOUND), bget(name, UNBOUND))
             if x != UNBOUND:
                 out[name] = x
+            else:
+                out.pop(name, None)
         s.excinfo = term(a.excinfo, b.excinfo)
         eh = []
         for (la, ta), (lb, tb) in zip(a.ehstack, b.ehstack):
@@ -153,7 +158,7 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     keep_c = _same_objects(a.c.heap, b.c.heap)
     _forgettable(a, keep_o, keep_c, memo)
     _forgettable(b, keep_o, keep_c, memo)
-    j = _Joiner(counter)
+    j = _Joiner(counter, a.facts, b.facts)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
     o.heap = keep_o
@@ -165,11 +170,15 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
-def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
+def _match(p: Any, t: Any, sigma: Dict[Term, Any], facts: Optional[Dict[Term, bool]] = None
+           ) -> bool:
+    """Whether the pattern ``p`` matches ``t`` (extending ``sigma``); ``facts``: those of the
+    state ``t`` is from (a variable found bound there may stand where only bound ones may)."""
     if _is_var(p):
         if p in sigma:
             return sigma[p] == t
-        if t == NULL or (not p[2] and (t == UNBOUND or maybe_unbound(t))):
+        if t == NULL or (not p[2] and (t == UNBOUND or (maybe_unbound(t) and not (
+                facts is not None and facts.get(("bound", t)))))):
             return False
         if p[3] and not has_kind(t, p[3]):
             return False
@@ -179,7 +188,7 @@ def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
         if type(t) is not tuple or len(p) != len(t):
             return False
         for x, y in zip(p, t):  # (a loop, not all() over a generator: this is hot)
-            if not (_match(x, y, sigma) if type(x) is tuple else x == y):
+            if not (_match(x, y, sigma, facts) if type(x) is tuple else x == y):
                 return False
         return True
     return p == t
@@ -283,7 +292,7 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
         names_c = _names(general.c, p.c, general, 1)
     sigma: Dict[Term, Any] = {}
     if not _match((_state_items(general.o, names_o), _state_items(general.c, names_c)),
-                  (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma):
+                  (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma, p.facts):
         return False
     if p.o.heap or p.c.heap:
         # (only the known lists change below: without any, no copy of the states is needed)
@@ -295,7 +304,7 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
         if not forget_lists_except(p.o, p.c, general.o.heap, general.c.heap, memo):
             return False
     if not _match((_heap_items(general.o), _heap_items(general.c)),
-                  (_heap_items(p.o), _heap_items(p.c)), sigma):
+                  (_heap_items(p.o), _heap_items(p.c)), sigma, p.facts):
         return False
     for k, v in general.facts.items():
         if p.facts.get(_subst(k, sigma)) != v:
