@@ -38,10 +38,13 @@ class TooLarge(Exception):
 
 
 class Pair:
-    __slots__ = ("o", "c", "facts", "epoch", "names")
+    __slots__ = ("o", "c", "facts", "epoch", "names", "rounds")
 
     def __init__(self, o: MState, c: MState, facts: Dict[Term, bool], epoch: int) -> None:
         self.o, self.c, self.facts, self.epoch = o, c, facts, epoch
+        # How many times the original went back to an earlier instruction on this path (see
+        # ``Explorer.explore``).
+        self.rounds = 0
         # The variable names of ``o`` and of ``c``, sorted, once ``instance`` needed them (only
         # for a kept pair: those are never changed).
         self.names: Optional[Tuple[List[str], List[str]]] = None
@@ -54,6 +57,7 @@ class Pair:
         p.facts = self.facts.copy()
         p.epoch = self.epoch
         p.names = None
+        p.rounds = self.rounds
         return p
 
 
@@ -340,19 +344,27 @@ class Explorer:
         by then rather than once per path, and what follows it is explored once for them.  (The
         original's instructions come in an order where a forward jump goes to a later index,
         so the paths that meet at a position usually have all arrived before it is taken.)
+        Before the position comes the number of times the path went back (a loop's next
+        iteration): every path through a loop body reaches the loop's start again before any
+        is taken there, so a loop with many branches is generalised once per round, not once
+        per branch.
         """
         orig, cand, steps, budget = self.orig, self.cand, self.steps, self.budget
         heap: List[Tuple[Any, ...]] = []
         seq = itertools.count()
 
         def push(p: Pair) -> None:
+            start = p.o.pc
             eo = run(orig, p.o, p.facts, p.epoch, steps)
             ec = run(cand, p.c, p.facts, p.epoch, steps)
             if steps[0] > budget:
                 raise TooLarge("too large to verify (more than %d symbolic steps)" % budget)
+            if p.o.pc < start:
+                p.rounds += 1  # (a loop's next iteration: see above)
             # One instruction can be several events in a row (a truth test, then the decision
             # on its result): each is its own position.
-            heapq.heappush(heap, (p.o.pc, p.c.pc, eo.key[0], ec.key[0], next(seq), p, eo, ec))
+            heapq.heappush(heap, (p.rounds, p.o.pc, p.c.pc, eo.key[0], ec.key[0], next(seq), p,
+                                  eo, ec))
 
         push(Pair(self.orig.initial(), self.cand.initial(), {}, 0))
         seen: Dict[Tuple[Any, ...], List[Pair]] = {}
@@ -360,12 +372,12 @@ class Explorer:
         memo, varmemo = self.memo, self.varmemo
         while heap:
             item = heapq.heappop(heap)
-            key = item[:4]
             group = [item]
-            while heap and heap[0][:4] == key:
+            while heap and heap[0][:5] == item[:5]:
                 group.append(heapq.heappop(heap))
-            eo = item[6]
-            if eo.kind in ("return", "unwind") or item[0] < first:
+            key = item[1:5]
+            eo = item[7]
+            if eo.kind in ("return", "unwind") or item[1] < first:
                 # The end of a path; or the original reached this event by falling through from
                 # its start (see ``Side.first_target``): every other path of this exploration
                 # has left that straight line -- through a jump or a handler, or by ending --
@@ -374,16 +386,17 @@ class Explorer:
                 # comes back: no later arrival here is compared with this state, and it is not
                 # kept.  Nothing else refers to such a state: its last outcome below may
                 # continue from it instead of a copy.
-                for _, _, _, _, _, p, eo, ec in group:
-                    self._expand(p, eo, ec, True, push)
+                for item in group:
+                    self._expand(item[6], item[7], item[8], True, push)
                 continue
             kept = seen.get(key)
             if kept is None:
                 kept = seen[key] = []
             fresh: List[Tuple[Pair, Any, Any]] = []
-            for _, _, _, _, _, p, eo, ec in group:
+            for item in group:
+                p = item[6]
                 if not any(instance(g, p, memo, varmemo, True) for g in kept):
-                    fresh.append((p, eo, ec))
+                    fresh.append((p, item[7], item[8]))
             if not fresh:
                 continue
             if len(kept) + len(fresh) <= KEEP:

@@ -120,15 +120,26 @@ def is_exception(term: Term) -> bool:
 
 def kind_of(a: Term, b: Term) -> Any:
     """The ``kind`` of a variable standing for ``a`` and ``b`` (see the module docstring)."""
-    if is_bool(a) and is_bool(b):
+    ka = term_kind(a)
+    return ka if ka and ka == term_kind(b) else False
+
+
+def term_kind(t: Term) -> Any:
+    """What ``t`` is certainly: True (an exact bool), ``"str"``, ``"exc"``, ``"list"``,
+    ``"dict"``, ``"set"``, or False (nothing known).  (A term is at most one of them.)"""
+    k = t[0]
+    if k in BOOL_KINDS:
         return True
-    if is_str(a) and is_str(b):
+    if k == "const":
+        return True if t[1] == "bool" else ("str" if t[1] == "str" else False)
+    if k == "v":
+        return t[3]
+    if k == "s" or k == "str":
         return "str"
-    if is_exception(a) and is_exception(b):
+    if k == "e" or k == "stop":
         return "exc"
-    ka, kb = container_kind(a), container_kind(b)
-    if ka is not None and ka == kb:
-        return ka
+    if k in _CONTAINERS and len(t) == 3:
+        return k
     return False
 
 
