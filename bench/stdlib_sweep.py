@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -134,6 +135,13 @@ def _one(record: Any, timeout: float) -> Dict[str, Any]:
         out["seconds"] = time.perf_counter() - start
     attempts = checked.attempts
     out["verify_seconds"] = sum(a.seconds for a in attempts)
+    work = re.search(r"\((\d+) steps, (\d+) states\)", attempts[0].reason)
+    if work and checked.forced is None:
+        # (of the first form's outermost code object: see pellucid.verify's budget)
+        from pellucid.bytecode.normalize import normalize
+
+        out["steps"], out["states"] = int(work.group(1)), int(work.group(2))
+        out["size"] = len(normalize(fn.__code__)) + len(normalize(checked.result.code))
     out["attempts"] = [[a.form, a.ok, a.reason[:400], round(a.seconds, 4)] for a in attempts]
     if checked.result is None:
         out["outcome"] = "not proven"
@@ -238,7 +246,18 @@ def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
         "verify p50 ms": round(1000 * _percentile(times, 0.50), 2),
         "verify p99 ms": round(1000 * _percentile(times, 0.99), 2),
         "verify max ms": round(1000 * max(times or [0.0]), 1),
+        # (the share of its budget the outermost code object of the first form used, at most)
+        "budget used max %": round(100 * max([_budget_share(r) for r in fns] or [0.0]), 1),
     }
+
+
+def _budget_share(row: Dict[str, Any]) -> float:
+    from pellucid.verify import (STATES_BASE, STATES_PER_INSTRUCTION, STEPS_BASE,
+                                 STEPS_PER_INSTRUCTION)
+    if "steps" not in row or "size" not in row:
+        return 0.0
+    return max(row["steps"] / (STEPS_BASE + STEPS_PER_INSTRUCTION * row["size"]),
+               row["states"] / (STATES_BASE + STATES_PER_INSTRUCTION * row["size"]))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -279,7 +298,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("\nPython %s: %d modules swept (%d skipped, %d left out)" % (
         version, summary["modules"], len(skipped), len(left_out)))
     keys = ["functions", "verified", "fallbacks", "refused", "raises", "not proven", "differs",
-            "timeouts", "verify p50 ms", "verify p99 ms", "verify max ms"]
+            "timeouts", "verify p50 ms", "verify p99 ms", "verify max ms", "budget used max %"]
     print(" | ".join(keys))
     print(" | ".join(str(summary[k]) for k in keys))
     n = max(1, summary["functions"])

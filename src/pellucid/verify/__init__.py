@@ -16,6 +16,14 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 __all__ = ["Verdict", "check_equivalent", "check_blaming"]
 
 MAX_DEPTH = 8
+# The budget of one comparison of two code objects, linear in their size (instructions of
+# both): symbolic steps, and states explored (each costs about as much as a few steps times
+# the number of variables).  Measured on the stdlib (bench/stdlib_sweep.py), code the compiler
+# made needs at most about a tenth of it; beyond it the verdict is "not proven".
+STEPS_BASE = 20000
+STEPS_PER_INSTRUCTION = 100
+STATES_BASE = 2000
+STATES_PER_INSTRUCTION = 12
 _KIND_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
 
 
@@ -175,8 +183,9 @@ def _check_one(original: types.CodeType, candidate: types.CodeType, depth: int,
     try:
         orig = Side(original, keys_o)
         cand = Side(candidate, keys_c, consts)
-        budget = 200000 + 4000 * (len(orig.instrs) + len(cand.instrs))
-        ex = Explorer(orig, cand, budget)
+        size = len(orig.instrs) + len(cand.instrs)
+        ex = Explorer(orig, cand, STEPS_BASE + STEPS_PER_INSTRUCTION * size,
+                      STATES_BASE + STATES_PER_INSTRUCTION * size)
         ex.explore()
     except Mismatch as exc:
         note = ("; " + "; ".join(problems)) if problems else ""
@@ -192,4 +201,5 @@ def _check_one(original: types.CodeType, candidate: types.CodeType, depth: int,
         # Every nested code the original can create was compared by its effects already; an
         # unused unequal one would still be reachable via co_consts, so stay conservative.
         return Verdict(False, "differs: " + "; ".join(problems))
-    return Verdict(True, "%d paths, %d effects compared" % (ex.paths, ex.effects))
+    return Verdict(True, "%d paths, %d effects compared (%d steps, %d states)"
+                   % (ex.paths, ex.effects, ex.steps[0], ex.states))

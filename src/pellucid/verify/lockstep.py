@@ -319,10 +319,12 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
 # --------------------------------------------------------------------------- the explorer
 
 class Explorer:
-    def __init__(self, orig: Side, cand: Side, budget: int) -> None:
+    def __init__(self, orig: Side, cand: Side, budget: int, states: int) -> None:
         self.orig = orig
         self.cand = cand
-        self.budget = budget
+        self.budget = budget  # symbolic steps (see ``machine.run``)
+        self.max_states = states  # states taken from the queue, and generalisations
+        self.states = 0
         self.steps = [0]
         self.varcount = [0]
         code = orig.code
@@ -350,6 +352,7 @@ class Explorer:
         per branch.
         """
         orig, cand, steps, budget = self.orig, self.cand, self.steps, self.budget
+        max_states = self.max_states
         heap: List[Tuple[Any, ...]] = []
         seq = itertools.count()
 
@@ -358,7 +361,8 @@ class Explorer:
             eo = run(orig, p.o, p.facts, p.epoch, steps)
             ec = run(cand, p.c, p.facts, p.epoch, steps)
             if steps[0] > budget:
-                raise TooLarge("too large to verify (more than %d symbolic steps)" % budget)
+                raise TooLarge("not proven: too large to verify (more than %d symbolic steps)"
+                               % budget)
             if p.o.pc < start:
                 p.rounds += 1  # (a loop's next iteration: see above)
             # One instruction can be several events in a row (a truth test, then the decision
@@ -375,6 +379,10 @@ class Explorer:
             group = [item]
             while heap and heap[0][:5] == item[:5]:
                 group.append(heapq.heappop(heap))
+            self.states += len(group)
+            if self.states > max_states:
+                raise TooLarge("not proven: too large to verify (more than %d states)"
+                               % max_states)
             key = item[1:5]
             eo = item[7]
             if eo.kind in ("return", "unwind") or item[1] < first:
@@ -409,6 +417,7 @@ class Explorer:
             # More distinct states than are kept: their generalisation stands for them all.
             states = [p for p, _, _ in fresh]
             g = kept[-1] if len(kept) >= KEEP else states.pop(0)
+            self.states += len(states)
             for p in states:
                 g = join(g, p, self.varcount, memo)
             if len(kept) >= KEEP:
