@@ -14,7 +14,6 @@ Anything this module does not model stops the check (:class:`Unsupported`), beca
 # event, and evaluating ``Tuple[Term, ...]`` there each time was a measurable share of a check.)
 from __future__ import annotations
 
-import dis
 import sys
 import types
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -100,16 +99,6 @@ class Event:
 
 
 _FAST_OPS = frozenset({"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR"})
-_GEN_START = dis.opmap.get("GEN_START")  # 3.10 only
-
-
-def _starts_with_gen_start(code: types.CodeType) -> bool:
-    """Whether the first instruction is 3.10's ``GEN_START``: the first byte of ``co_code`` (a
-    first ``EXTENDED_ARG`` is its own instruction, as ``dis`` lists it), without disassembling
-    the whole code object (Dynamo's are long and this runs for both sides of every check)."""
-    return _GEN_START is not None and code.co_code[:1] == bytes((_GEN_START,))
-
-
 class Side:
     """One program: its code object, neutral instructions and the names it can observe."""
 
@@ -124,7 +113,6 @@ class Side:
         self.const_terms: Dict[int, Term] = {}
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         self.sorted_cells = sorted(self.cellnames)
-        self.gen_start = _starts_with_gen_start(code)
         self._code_objects: Optional[Dict[Term, types.CodeType]] = None  # see code_object
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
@@ -168,8 +156,6 @@ class Side:
             st.vars[name] = ("arg", name)
         for name in code.co_freevars:
             st.vars[name] = ("cellv", name, -1)
-        if self.gen_start:
-            st.stack.append(("genstart",))
         return st
 
     def where(self, ins: Optional[Instr]) -> str:
