@@ -114,6 +114,11 @@ class Side:
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         self.sorted_cells = sorted(self.cellnames)
         self._code_objects: Optional[Dict[Term, types.CodeType]] = None  # see code_object
+        # The fallback's with-statement prologues, by start index (pellucid.verify.idioms)
+        self.prologues: Dict[int, Any] = {}
+        if "__pellucid_m" in code.co_varnames:
+            from pellucid.verify.idioms import find_with_prologues
+            self.prologues = find_with_prologues(self.instrs)
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
         shadowed = set(code.co_varnames) & set(code.co_freevars)
@@ -738,7 +743,7 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
         return None
     elif op == "STORE_ATTR" and len(stack) >= 2 and arg in _EXC_SLOTS:
         value, obj = stack[-2], stack[-1]
-        if value == ("excattr", arg, obj, epoch):
+        if value == (("tbof", obj) if arg == "__traceback__" else ("excattr", arg, obj, epoch)):
             # Writing back what was read in this epoch (no user code ran since): the slot
             # holds it again, whatever ``raise`` did to it in between.
             _list_done(st, 2)
@@ -772,9 +777,11 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             # The fallback re-enters a handler with ``raise e`` after saving e.__context__ and
             # e.__traceback__, and restores them at once (below).  Assumed: an exception's
             # __context__/__traceback__ are BaseException's own slots (no class overrides
-            # them), so reading them runs no user code.  The value read is only ever written
-            # back: its term names the slot, the exception and the epoch it was read in.
-            _list_done(st, 1, (("excattr", arg, obj, epoch),))
+            # them), so reading them runs no user code.  The context read is only ever written
+            # back: its term names the exception and the epoch it was read in.  (Tracebacks
+            # are not modelled: ``("tbof", e)`` is e's, whatever frames it went through.)
+            value = ("tbof", obj) if arg == "__traceback__" else ("excattr", arg, obj, epoch)
+            _list_done(st, 1, (value,))
             return None
         if arg == "add" and is_set(obj):
             # A new bound method of an exact set: calling it is SET_ADD.
@@ -808,12 +815,16 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
     # the loop then stops -- and nothing here replaces ``st.vars``: both are read once.)
     stack = st.stack
     variables = st.vars
+    prologues = side.prologues
     # (``counter`` counts every step; it is read only after an event, so it is added to once)
     while True:
         if st.unwinding is not None:
             counter[0] += steps
             return Event("unwind", ("unwind", st.unwinding), None, can_raise=False)
         pc = st.pc
+        if prologues and pc in prologues:
+            counter[0] += steps
+            return _prologue_event(side, st, prologues[pc])
         if not 0 <= pc < n:
             raise Unsupported("execution falls off the end of %s" % side.code.co_name)
         steps += 1
@@ -865,6 +876,24 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
             counter[0] += steps
             return ev
         stack = st.stack
+
+
+def _prologue_event(side: Side, st: MState, pro: Any) -> Event:
+    """The fallback's with-statement prologue ``pro`` (``pellucid.verify.idioms``) as the one
+    effect BEFORE_WITH / BEFORE_ASYNC_WITH is: the manager's special methods looked up, the
+    bound ``__exit__`` and what ``__enter__`` returned are its two results."""
+    m = st.vars.get("__pellucid_m", UNBOUND)
+    if m == UNBOUND or maybe_unbound(m):
+        raise Unsupported("a with-statement prologue without its manager")
+
+    def ok(s: MState, res: Tuple[Term, ...]) -> None:
+        s.vars[pro.exit_slot] = res[0]
+        s.vars[pro.result_slot] = res[1]
+        # (the unbound __enter__, a temporary of the prologue: read by nothing after it)
+        s.vars["__pellucid_enter"] = ("special", m, pro.kind)
+        s.pc = pro.end
+
+    return Event("effect", (pro.kind, m), side.instrs[pro.end - 1], 2, ok)
 
 
 def go_handler(side: Side, st: MState, ins: Optional[Instr], exc: Term) -> None:
@@ -1648,6 +1677,10 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         if NEW_EXC:
             vals = _need(stack, op, 4)
             exit_fn, exc = vals[0], vals[-1]
+            if is_exception(exc):
+                # __exit__(type(e), e, e.__traceback__): a call, as the fallback writes it
+                args = (("typeof", exc), exc, ("tbof", exc))
+                return _effect(st, ins, ("call", exit_fn, args, ()), 0, 1)
         else:
             vals = _need(stack, op, 7)
             exit_fn, exc = vals[0], _exc_of(vals[-2])

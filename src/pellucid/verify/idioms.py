@@ -1,0 +1,124 @@
+"""Instruction sequences of the fallback that stand for one instruction of the original.
+
+The decompiler's fallback (a state machine over basic blocks) cannot write some instructions as
+one statement.  ``BEFORE_WITH`` (3.11+) and ``BEFORE_ASYNC_WITH`` become a *prologue*::
+
+    __pellucid_m = <manager>
+    if not __pellucid_builtins.hasattr(__pellucid_builtins.type(__pellucid_m), '__enter__'):
+        raise __pellucid_builtins.TypeError("'%s' object does not support the context manager protocol" % <tp_name>)
+    if not __pellucid_builtins.hasattr(__pellucid_builtins.type(__pellucid_m), '__exit__'):
+        raise __pellucid_builtins.TypeError("... protocol (missed __exit__ method)" % <tp_name>)
+    __pellucid_enter = __pellucid_builtins.type(__pellucid_m).__enter__
+    <exit slot> = __pellucid_builtins.type(__pellucid_m).__exit__.__get__(__pellucid_m)
+    <result slot> = __pellucid_enter(__pellucid_m)
+
+This module states, independently of the decompiler, exactly which text the verifier accepts
+for it: it compiles that text itself (once per interpreter), and :func:`find_with_prologues`
+finds code that is instruction for instruction the same -- the two slots excepted -- and whose
+instructions all have one exception handler.  The machine then runs such a prologue as the one
+effect ``("with_enter", manager)``, as it runs ``BEFORE_WITH``.
+
+That is equivalent under an assumption the verifier makes (see ``pellucid.verify``): the
+manager's type provides ``__enter__``/``__exit__`` the ordinary way -- looked up on the type,
+no metaclass hook and no custom descriptor -- so neither lookup runs user code, and calling
+``type(m).__enter__(m)`` is calling the bound special method.  (The message of the TypeError
+for a missing method is CPython's, but for type names longer than 200 characters.)
+"""
+import sys
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+from pellucid.bytecode.instruction import Instr
+from pellucid.bytecode.normalize import normalize
+
+PY = sys.version_info[:2]
+
+_T = "__pellucid_builtins.type(__pellucid_m)"
+_TP_NAME = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' else "
+            "%s.__module__ + '.' + %s.__name__)" % (_T, _T, _T, _T, _T))
+_EXIT = "__pellucid_X_exit"  # placeholders for the two slots
+_RESULT = "__pellucid_X_result"
+
+
+def _prologue_source(enter: str, exit_: str, what: str) -> str:
+    lines = ["def __pellucid_prologue(__pellucid_builtins, __pellucid_m):"]
+    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
+        lines.append("    if not __pellucid_builtins.hasattr(%s, %r):" % (_T, name))
+        lines.append("        raise __pellucid_builtins.TypeError(\"'%%s' object does not support "
+                     "the %s protocol%s\" %% %s)" % (what, suffix, _TP_NAME))
+    lines.append("    __pellucid_enter = %s.%s" % (_T, enter))
+    lines.append("    %s = %s.%s.__get__(__pellucid_m)" % (_EXIT, _T, exit_))
+    lines.append("    %s = __pellucid_enter(__pellucid_m)" % _RESULT)
+    return "\n".join(lines) + "\n"
+
+
+# (kind, the prologue's instructions after the function's own start): compiled on first use
+_TEMPLATES: Optional[List[Tuple[str, List[Instr]]]] = None
+
+
+def _templates() -> List[Tuple[str, List[Instr]]]:
+    global _TEMPLATES
+    if _TEMPLATES is None:
+        out = []
+        if PY >= (3, 11):
+            for kind, names in (("with_enter", ("__enter__", "__exit__", "context manager")),
+                                ("async_with_enter", ("__aenter__", "__aexit__",
+                                                      "asynchronous context manager"))):
+                ns: Dict[str, Any] = {}
+                exec(compile(_prologue_source(*names), "<pellucid.verify idiom>", "exec"), ns)
+                instrs = normalize(ns["__pellucid_prologue"].__code__)
+                # (the implicit ``return None`` at the end is not part of the prologue)
+                assert [i.op for i in instrs[-2:]] == ["LOAD_CONST", "RETURN_VALUE"], instrs[-2:]
+                out.append((kind, instrs[:-2]))
+        _TEMPLATES = out
+    return _TEMPLATES
+
+
+class Prologue(NamedTuple):
+    """A fallback prologue found at index ``start`` (just after ``__pellucid_m = ...``) up to
+    ``end`` (the next instruction): ``kind`` of effect, and the slots it binds."""
+
+    kind: str
+    start: int
+    end: int
+    exit_slot: str
+    result_slot: str
+
+
+_FAST = ("LOAD_FAST", "STORE_FAST")
+
+
+def find_with_prologues(instrs: List[Instr]) -> Dict[int, Prologue]:
+    """The with-statement prologues of the fallback in ``instrs``, by start index."""
+    out: Dict[int, Prologue] = {}
+    for k, ins in enumerate(instrs[:-1]):
+        if ins.op == "STORE_FAST" and ins.arg == "__pellucid_m":
+            for kind, template in _templates():
+                found = _match(instrs, k + 1, template)
+                if found is not None:
+                    out[k + 1] = Prologue(kind, k + 1, k + 1 + len(template), *found)
+                    break
+    return out
+
+
+def _match(instrs: List[Instr], start: int, template: List[Instr]) -> Optional[Tuple[str, str]]:
+    if start + len(template) > len(instrs):
+        return None
+    slots: Dict[str, str] = {}
+    handler = instrs[start].handler
+    for k, t in enumerate(template):
+        c = instrs[start + k]
+        if c.op != t.op or c.handler != handler:
+            return None
+        if t.target is not None or c.target is not None:
+            if t.target is None or c.target is None or c.target - start != t.target:
+                return None
+        if c.op in _FAST and t.arg in (_EXIT, _RESULT):
+            if not (isinstance(c.arg, str) and c.arg.startswith("__pellucid_s")):
+                return None
+            if slots.setdefault(t.arg, c.arg) != c.arg:
+                return None
+        elif type(c.arg) is not type(t.arg) or c.arg != t.arg:
+            return None
+    if len(slots) != 2 or slots[_EXIT] == slots[_RESULT]:
+        return None
+    return slots[_EXIT], slots[_RESULT]
