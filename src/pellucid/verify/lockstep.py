@@ -432,6 +432,15 @@ class Explorer:
     def _expand(self, p: Pair, eo: Any, ec: Any, private: bool, push: Any) -> None:
         """Compare the events ``eo``/``ec`` the state ``p`` stands at, and queue (``push``) the
         state after each of their outcomes.  ``private``: nothing else refers to ``p``."""
+        if (eo.kind == "decide" or ec.kind == "decide") and (eo.kind != ec.kind or eo.key != ec.key):
+            # A pure question one program asks and the other does not (yet): nothing is
+            # observed, both answers are explored; the other program waits at its event.
+            base = (eo if eo.kind == "decide" else ec).key[1]
+            for val in (False, True):
+                q = p if val and private else p.copy()
+                _learn(q, base, val)
+                push(q)
+            return
         self._compare(p, eo, ec)
         if eo.kind in ("return", "unwind"):
             self.paths += 1
@@ -440,7 +449,7 @@ class Explorer:
             base = eo.key[1]
             for val in (False, True):
                 q = p if val and private else p.copy()
-                q.facts[base] = val
+                _learn(q, base, val)
                 push(q)
             return
         self.effects += 1
@@ -584,6 +593,18 @@ class Explorer:
                                "candidate at %s: %s)" % (_describe(eo, p.o), self.orig.where(eo.ins),
                                                          render(p.o.excinfo), self.cand.where(ec.ins),
                                                          render(p.c.excinfo)))
+
+
+def _learn(q: Pair, question: Term, answer: bool) -> None:
+    """``q`` takes ``answer`` to the pure ``question``.  A variable found unbound is unbound:
+    both programs' variables holding that term are dropped (so they compare as unbound)."""
+    q.facts[question] = answer
+    if not answer and question[0] == "bound":
+        term = question[1]
+        for st in (q.o, q.c):
+            gone = [name for name, v in st.vars.items() if v == term]
+            for name in gone:
+                del st.vars[name]
 
 
 def _describe(ev: Any, st: Optional[MState] = None) -> str:

@@ -216,7 +216,7 @@ def truth(term: Term, facts: Dict[Term, bool]) -> Optional[bool]:
         a, b = base[1], base[2]
         if a == b and a[0] not in ("v",):
             val = True
-        elif a[0] in _FRESH_EACH_TIME or b[0] in _FRESH_EACH_TIME:
+        elif a[0] in _FRESH_EACH_TIME or b[0] in _FRESH_EACH_TIME or a[0] == "unbound_exc":
             pass  # (a new object each time it is made: never folded)
         elif is_singleton(a) and (b[0] in ("const", "tuple", "list")) and a != b:
             val = False
@@ -933,11 +933,20 @@ def _known_match(exc: Term, cls: Term, facts: Dict[Term, bool]) -> Optional[bool
     exc = _exc_of(exc)
     if cls == ("builtin", "BaseException") and is_exception(exc):
         return True
+    if exc[0] == "unbound_exc" and cls[0] == "builtin":
+        # UnboundLocalError (a local; 3.11+ NameError for a free variable, earlier a subclass
+        # of NameError too) or NameError: builtin classes, whose subclass test runs no user code.
+        raised = "UnboundLocalError" if exc[1] == "local" or PY < (3, 11) else "NameError"
+        return cls[1] in _BASES_OF[raised]
     if cls == ("builtin", "StopIteration"):
         if exc[0] == "stop":
             return True
         return facts.get(("excis", exc, "StopIteration"))
     return None
+
+
+_BASES_OF = {"UnboundLocalError": ("UnboundLocalError", "NameError", "Exception", "BaseException"),
+             "NameError": ("NameError", "Exception", "BaseException")}
 
 
 def _exc_of(term: Term) -> Term:
@@ -989,35 +998,46 @@ def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
     return Event("effect", key, ins, 0, None)
 
 
-def _unless_bound(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
-    """The event a load or ``del`` of ``name`` stops at when it may be unbound (the decision,
-    or the NameError/UnboundLocalError); None when it is known to be bound."""
+# What ``_unless_bound`` returns when the load or ``del`` raised (the state is at the handler).
+_RAISED = Event("raised", ("raised",), None)
+
+
+def _unless_bound(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[Term, bool],
+                  kind: str, epoch: int) -> Optional[Event]:
+    """The decision a load or ``del`` of ``name`` stops at when it may be unbound, ``_RAISED``
+    when it is unbound (reading an unbound variable raises UnboundLocalError or NameError,
+    running no user code: the state goes to the handler with that exception), None when it is
+    known to be bound."""
     v = st.vars.get(name, UNBOUND)
-    if v == UNBOUND:
-        return _raise_only(ins, ("unbound " + kind, name))
-    if maybe_unbound(v):
+    if maybe_unbound(v) and v != UNBOUND:
         known = facts.get(("bound", v))
         if known is None:
             return _decide(("bound", v), ins)
-        if not known:
-            return _raise_only(ins, ("unbound " + kind, name))
-    return None
+        if known:
+            return None
+    elif v != UNBOUND:
+        return None
+    # (a new exception each time; its term names what its type and message are made of)
+    go_handler(side, st, ins, ("unbound_exc", kind, name, epoch))
+    return _RAISED
 
 
-def _load_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
-    stop = _unless_bound(st, ins, name, facts, kind)
+def _load_var(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str,
+              epoch: int) -> Optional[Event]:
+    stop = _unless_bound(side, st, ins, name, facts, kind, epoch)
     if stop is None:
         st.stack.append(st.vars[name])
         _advance(st)
-    return stop
+    return None if stop is _RAISED else stop
 
 
-def _delete_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
-    stop = _unless_bound(st, ins, name, facts, kind)
+def _delete_var(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[Term, bool],
+                kind: str, epoch: int) -> Optional[Event]:
+    stop = _unless_bound(side, st, ins, name, facts, kind, epoch)
     if stop is None:
         del st.vars[name]
         _advance(st)
-    return stop
+    return None if stop is _RAISED else stop
 
 
 def _alloc(st: MState, epoch: int) -> int:
@@ -1099,7 +1119,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     if op == "LOAD_FAST":
         v = st.vars.get(arg)
         if v is None or v[0] in _UNSURE_KINDS:
-            return _load_var(st, ins, arg, facts, "local")
+            return _load_var(side, st, ins, arg, facts, "local", epoch)
         stack.append(v)  # (certainly bound: what _load_var does then)
     elif op == "LOAD_CONST":
         v = side.const_terms.get(st.pc)  # (see Side.const_terms)
@@ -1148,11 +1168,11 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "LOAD_FAST_AND_CLEAR":
         stack.append(st.vars.pop(arg, NULL))
     elif op == "DELETE_FAST":
-        return _delete_var(st, ins, arg, facts, "local")
+        return _delete_var(side, st, ins, arg, facts, "local", epoch)
     elif op == "LOAD_DEREF":
-        return _load_var(st, ins, arg, facts, "free")
+        return _load_var(side, st, ins, arg, facts, "free", epoch)
     elif op == "DELETE_DEREF":
-        return _delete_var(st, ins, arg, facts, "free")
+        return _delete_var(side, st, ins, arg, facts, "free", epoch)
     elif op == "LOAD_CLOSURE":
         stack.append(("cellref", arg))
     elif op == "SWAP":

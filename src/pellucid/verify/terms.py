@@ -115,7 +115,7 @@ def is_str(term: Term) -> bool:
 def is_exception(term: Term) -> bool:
     """Whether ``term`` is certainly an exception instance (one an effect raised, an
     iterator's StopIteration)."""
-    return term[0] in ("e", "stop") or (term[0] == "v" and term[3] == "exc")
+    return term[0] in ("e", "stop", "unbound_exc") or (term[0] == "v" and term[3] == "exc")
 
 
 def kind_of(a: Term, b: Term) -> Any:
@@ -136,7 +136,7 @@ def term_kind(t: Term) -> Any:
         return t[3]
     if k == "s" or k == "str":
         return "str"
-    if k == "e" or k == "stop":
+    if k == "e" or k == "stop" or k == "unbound_exc":
         return "exc"
     if k in _CONTAINERS and len(t) == 3:
         return k
