@@ -52,9 +52,6 @@ EXPECTED_NOT_VERIFIED = {
     "with_inside_loop_break_continue": (("3.10", "3.12"), "likewise, in a for loop"),
     "comprehension_walrus_in_condition_with_side_effects": (
         ("3.10", "3.12", "3.13"), "cell loads reordered"),
-    # The structurer's fallback for a with statement (its __enter__/__exit__ emulation is not
-    # modelled yet).
-    "break_from_with_inside_try_finally": (("3.12",), "fallback with-statement emulation"),
     # Differences the model does not see through.
     "dict_displays_with_unpacking": (("3.8",), "3.8 BUILD_MAP_UNPACK of int-keyed dicts"),
 }
