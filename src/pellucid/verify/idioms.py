@@ -65,12 +65,84 @@ def _templates() -> List[Tuple[str, List[Instr]]]:
                                                       "asynchronous context manager"))):
                 ns: Dict[str, Any] = {}
                 exec(compile(_prologue_source(*names), "<pellucid.verify idiom>", "exec"), ns)
-                instrs = normalize(ns["__pellucid_prologue"].__code__)
-                # (the implicit ``return None`` at the end is not part of the prologue)
-                assert [i.op for i in instrs[-2:]] == ["LOAD_CONST", "RETURN_VALUE"], instrs[-2:]
-                out.append((kind, instrs[:-2]))
+                out.append((kind, _body(normalize(ns["__pellucid_prologue"].__code__))))
         _TEMPLATES = out
     return _TEMPLATES
+
+
+_MODULE = "__pellucid_X_module"  # placeholders of the import-from idiom
+_NAME = "\x00name"
+
+
+def _import_from_source() -> str:
+    m = _MODULE
+    return (
+        "def __pellucid_idiom(__pellucid_builtins, __pellucid_ok, %(m)s):\n"
+        "    if not __pellucid_ok:\n"
+        "        %(r)s = __pellucid_builtins.__import__('sys').modules.get('%%s.%%s' %% "
+        "(%(m)s.__name__, %(n)r))\n"
+        "        if %(r)s is None:\n"
+        "            raise __pellucid_builtins.ImportError('cannot import name %%r from %%r (%%s)' "
+        "%% (%(n)r, %(m)s.__name__, __pellucid_builtins.getattr(%(m)s, '__file__', None) or "
+        "'unknown location'), name=%(m)s.__name__)\n" % {"m": m, "r": _RESULT, "n": _NAME})
+
+
+_IMPORT_FROM: Optional[List[Instr]] = None
+
+
+def _import_from_template() -> List[Instr]:
+    global _IMPORT_FROM
+    if _IMPORT_FROM is None:
+        ns: Dict[str, Any] = {}
+        exec(compile(_import_from_source(), "<pellucid.verify idiom>", "exec"), ns)
+        _IMPORT_FROM = _body(normalize(ns["__pellucid_idiom"].__code__))
+    return _IMPORT_FROM
+
+
+def _body(instrs: List[Instr]) -> List[Instr]:
+    """A compiled idiom without the ``return None`` copies the compiler ends it with (a jump
+    there is a jump to the idiom's end)."""
+    end = len(instrs)
+    while end >= 2 and [(i.op, i.arg) for i in instrs[end - 2:end]] == [
+            ("LOAD_CONST", None), ("RETURN_VALUE", None)]:
+        end -= 2
+    assert end < len(instrs), "an idiom must end with the implicit return"
+    return instrs[:end]
+
+
+class ImportFrom(NamedTuple):
+    """The fallback's lookup for ``from m import name`` when ``m.name`` raised AttributeError
+    (IMPORT_FROM's second half, see ``machine._import_from``), at ``start`` (where it tests
+    ``__pellucid_ok``) up to ``end``::
+
+        if not __pellucid_ok:
+            <slot> = __pellucid_builtins.__import__('sys').modules.get('%s.%s' % (<m>.__name__, <name>))
+            if <slot> is None:
+                raise __pellucid_builtins.ImportError('cannot import name %r from %r (%s)' % (...), name=<m>.__name__)
+
+    (The message is CPython's, but for a partially initialised module, where CPython adds that
+    the cause is most likely a circular import.)"""
+
+    start: int
+    end: int
+    module_slot: str
+    result_slot: str
+    name: str
+
+
+def find_import_froms(instrs: List[Instr]) -> Dict[int, ImportFrom]:
+    """The fallback's import-from lookups in ``instrs``, by start index."""
+    out: Dict[int, ImportFrom] = {}
+    template = None
+    for k, ins in enumerate(instrs):
+        if ins.op == "LOAD_FAST" and ins.arg == "__pellucid_ok":
+            if template is None:
+                template = _import_from_template()
+            found = _match_idiom(instrs, k, template)
+            if found is not None:
+                out[k] = ImportFrom(k, k + len(template), found[_MODULE], found[_RESULT],
+                                    found[_NAME])
+    return out
 
 
 class Prologue(NamedTuple):
@@ -101,24 +173,41 @@ def find_with_prologues(instrs: List[Instr]) -> Dict[int, Prologue]:
 
 
 def _match(instrs: List[Instr], start: int, template: List[Instr]) -> Optional[Tuple[str, str]]:
+    found = _match_idiom(instrs, start, template)
+    if found is None or set(found) != {_EXIT, _RESULT} or found[_EXIT] == found[_RESULT]:
+        return None
+    return found[_EXIT], found[_RESULT]
+
+
+_SLOTS = (_EXIT, _RESULT, _MODULE)
+
+
+def _match_idiom(instrs: List[Instr], start: int, template: List[Instr]) -> Optional[Dict[str, str]]:
+    """Whether ``instrs`` from ``start`` are ``template`` instruction for instruction (all with
+    one exception handler): the candidate's names for the template's placeholders (slots
+    ``__pellucid_s<k>``, and the str constant standing for ``_NAME``), else None."""
     if start + len(template) > len(instrs):
         return None
-    slots: Dict[str, str] = {}
+    found: Dict[str, str] = {}
     handler = instrs[start].handler
     for k, t in enumerate(template):
         c = instrs[start + k]
         if c.op != t.op or c.handler != handler:
             return None
         if t.target is not None or c.target is not None:
-            if t.target is None or c.target is None or c.target - start != t.target:
+            if t.target is None or c.target is None or c.target - start != min(t.target,
+                                                                              len(template)):
                 return None
-        if c.op in _FAST and t.arg in (_EXIT, _RESULT):
+        if c.op in _FAST and t.arg in _SLOTS:
             if not (isinstance(c.arg, str) and c.arg.startswith("__pellucid_s")):
                 return None
-            if slots.setdefault(t.arg, c.arg) != c.arg:
+            if found.setdefault(t.arg, c.arg) != c.arg:
+                return None
+        elif c.op == "LOAD_CONST" and t.arg == _NAME:
+            if type(c.arg) is not str or found.setdefault(_NAME, c.arg) != c.arg:
                 return None
         elif type(c.arg) is not type(t.arg) or c.arg != t.arg:
             return None
-    if len(slots) != 2 or slots[_EXIT] == slots[_RESULT]:
-        return None
-    return slots[_EXIT], slots[_RESULT]
+    if len(set(v for k, v in found.items() if k != _NAME)) != len(found) - (_NAME in found):
+        return None  # (two placeholders, one slot)
+    return found

@@ -68,7 +68,8 @@ def _is_var(t: Any) -> bool:
             and type(t[2]) is bool)
 
 
-_STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is", "converted", "tested"})
+_STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is", "converted", "tested",
+                         "import_failed"})
 
 
 class _Joiner:
@@ -456,7 +457,8 @@ class Explorer:
         if method_escapes(eo.key, self.methodmemo):
             raise Unsupported("a bound method made here reaches user code: %s" % _describe(eo, p.o))
         if eo.can_raise and eo.observe and eo.ins is not None and ec.ins is not None \
-                and eo.ins.handler is None and ec.ins.handler is None:
+                and eo.ins.handler is None and ec.ins.handler is None \
+                and eo.raised is None and ec.raised is None:
             # The exception leaves both frames at once: that path is one "unwind" event on
             # each side, with the same key (this exception) and, as observed, the variables
             # just compared equal at this event.  Between the two only ``_after_effect``
@@ -472,8 +474,11 @@ class Explorer:
             if eo.key[0] == "next":
                 # An iterator's StopIteration is exhaustion, never an exception.
                 q.facts[("excis", exc, "StopIteration")] = False
-            go_handler(self.orig, q.o, eo.ins, exc)
-            go_handler(self.cand, q.c, ec.ins, exc)
+            for side, ev, st in ((self.orig, eo, q.o), (self.cand, ec, q.c)):
+                if ev.raised is not None:
+                    ev.raised(st, exc)
+                else:
+                    go_handler(side, st, ev.ins, exc)
             push(self._after_effect(q, eo, ec))
         if eo.key[0] == "next":
             # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's

@@ -14,6 +14,7 @@ Anything this module does not model stops the check (:class:`Unsupported`), beca
 # event, and evaluating ``Tuple[Term, ...]`` there each time was a measurable share of a check.)
 from __future__ import annotations
 
+import builtins
 import sys
 import types
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -82,7 +83,7 @@ class Event:
     question), "return", "unwind" (exception leaves the function)."""
 
     __slots__ = ("kind", "key", "ins", "nres", "ok", "exhausted", "can_raise", "observe",
-                 "bool_result")
+                 "bool_result", "raised")
 
     def __init__(self, kind: str, key: Tuple[Any, ...], ins: Optional[Instr], nres: int = 0,
                  ok: Optional[Cont] = None, exhausted: Optional[Cont] = None, can_raise: bool = True,
@@ -96,6 +97,9 @@ class Event:
         self.can_raise = can_raise
         self.observe = observe  # compare the observable variables at this point
         self.bool_result = bool_result
+        # Where an exception of the effect goes, when not to the instruction's handler:
+        # ``raised(state, exception)``
+        self.raised: Optional[Callable[[MState, Term], None]] = None
 
 
 _FAST_OPS = frozenset({"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR"})
@@ -118,7 +122,10 @@ class Side:
         self.prologues: Dict[int, Any] = {}
         if "__pellucid_m" in code.co_varnames:
             from pellucid.verify.idioms import find_with_prologues
-            self.prologues = find_with_prologues(self.instrs)
+            self.prologues.update(find_with_prologues(self.instrs))
+        if "__pellucid_ok" in code.co_varnames:
+            from pellucid.verify.idioms import find_import_froms
+            self.prologues.update(find_import_froms(self.instrs))
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
         shadowed = set(code.co_varnames) & set(code.co_freevars)
@@ -823,8 +830,10 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
             return Event("unwind", ("unwind", st.unwinding), None, can_raise=False)
         pc = st.pc
         if prologues and pc in prologues:
-            counter[0] += steps
-            return _prologue_event(side, st, prologues[pc])
+            ev = _prologue_event(side, st, prologues[pc])
+            if ev is not None:
+                counter[0] += steps
+                return ev
         if not 0 <= pc < n:
             raise Unsupported("execution falls off the end of %s" % side.code.co_name)
         steps += 1
@@ -878,10 +887,25 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
         stack = st.stack
 
 
-def _prologue_event(side: Side, st: MState, pro: Any) -> Event:
+def _prologue_event(side: Side, st: MState, pro: Any) -> Optional[Event]:
     """The fallback's with-statement prologue ``pro`` (``pellucid.verify.idioms``) as the one
     effect BEFORE_WITH / BEFORE_ASYNC_WITH is: the manager's special methods looked up, the
-    bound ``__exit__`` and what ``__enter__`` returned are its two results."""
+    bound ``__exit__`` and what ``__enter__`` returned are its two results.  Or its lookup for
+    ``from m import name`` as IMPORT_FROM's second half (None: not taken, ``m.name`` worked)."""
+    if not hasattr(pro, "kind"):
+        ok_flag = st.vars.get("__pellucid_ok", UNBOUND)
+        if ok_flag == const_term(True):
+            return None  # (the block is jumped over)
+        module = st.vars.get(pro.module_slot, UNBOUND)
+        if ok_flag != const_term(False) or module == UNBOUND or maybe_unbound(module):
+            raise Unsupported("the fallback's import-from lookup in an unexpected state")
+
+        def found(s: MState, res: Tuple[Term, ...]) -> None:
+            s.vars[pro.result_slot] = res[0]
+            s.pc = pro.end
+
+        return Event("effect", ("import_from_fallback", module, pro.name),
+                     side.instrs[pro.end - 1], 1, found)
     m = st.vars.get("__pellucid_m", UNBOUND)
     if m == UNBOUND or maybe_unbound(m):
         raise Unsupported("a with-statement prologue without its manager")
@@ -933,6 +957,10 @@ def _known_match(exc: Term, cls: Term, facts: Dict[Term, bool]) -> Optional[bool
     exc = _exc_of(exc)
     if cls == ("builtin", "BaseException") and is_exception(exc):
         return True
+    if exc[0] == "stop" and _builtin_exception(cls):
+        return cls[1] in ("StopIteration", "Exception", "BaseException")
+    if is_exception(exc) and exc[0] != "unbound_exc" and _builtin_exception(cls):
+        return facts.get(("excis", exc, cls[1]))  # (see the pure question in _step)
     if exc[0] == "unbound_exc" and cls[0] == "builtin":
         # UnboundLocalError (a local; 3.11+ NameError for a free variable, earlier a subclass
         # of NameError too) or NameError: builtin classes, whose subclass test runs no user code.
@@ -947,6 +975,41 @@ def _known_match(exc: Term, cls: Term, facts: Dict[Term, bool]) -> Optional[bool
 
 _BASES_OF = {"UnboundLocalError": ("UnboundLocalError", "NameError", "Exception", "BaseException"),
              "NameError": ("NameError", "Exception", "BaseException")}
+
+
+def _builtin_exception(cls: Term) -> bool:
+    """Whether ``cls`` is a builtin exception class read from the builtins module."""
+    if cls[0] != "builtin":
+        return False
+    obj = getattr(builtins, cls[1], None)
+    return isinstance(obj, type) and issubclass(obj, BaseException)
+
+
+def _import_from(side: "Side", st: MState, ins: Instr, facts: Dict[Term, bool]) -> Optional[Event]:
+    """IMPORT_FROM: ``getattr(module, name)``; when that raises AttributeError, the module
+    named ``<module.__name__>.<name>`` from ``sys.modules`` (or ImportError), which the fallback
+    writes out as ``try: x = m.name`` / ``except AttributeError:`` / its own lookup
+    (``pellucid.verify.idioms``): three events, the second a pure question."""
+    stack = st.stack
+    top = _need(stack, ins.op, 1)[0]
+    if top[0] == "import_failed":
+        _, module, exc = top
+        known = facts.get(("excis", exc, "AttributeError"))
+        if known is None:
+            return _decide(("excis", exc, "AttributeError"), ins)
+        stack.pop()
+        if not known:
+            go_handler(side, st, ins, exc)
+            return None
+        stack.append(top)  # (the effect's one value to pop: the module stays below)
+        return _effect(st, ins, ("import_from_fallback", module, ins.arg), 1, 1)
+
+    def failed(s: MState, exc: Term, module: Term = top) -> None:
+        s.stack.append(("import_failed", module, exc))  # (the same instruction runs again)
+
+    ev = _effect(st, ins, ("getattr", top, ins.arg), 0, 1)
+    ev.raised = failed
+    return ev
 
 
 def _exc_of(term: Term) -> Term:
@@ -1231,6 +1294,11 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         val = _known_match(stack[-2], stack[-1], facts)
         _pop(st, 1 if op == "CHECK_EXC_MATCH" else 2)
         stack.append(("const", "bool", val))
+    elif op in ("CHECK_EXC_MATCH", "EXC_MATCH2") and len(stack) >= 2 and \
+            _builtin_exception(stack[-1]) and is_exception(_exc_of(stack[-2])):
+        # ``except <builtin exception class>``: a subclass test of the exception's type, which
+        # runs no user code (PyType_IsSubtype): a pure question.
+        return _decide(("excis", _exc_of(stack[-2]), stack[-1][1]), ins)
 
     # ---- exception state
     elif op == "PUSH_EXC_INFO":
@@ -1569,6 +1637,13 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             st.stack.append(("str", args[0][1]))
             _advance(st)
             return None
+        if is_func(fn) and fn in st.heap and not args and not names:
+            module = _import_helper(side, st.heap[fn])
+            if module is not None:
+                # The fallback's ``def h(): import a.b; return a`` called at once: IMPORT_NAME
+                # in a frame of its own, with the same globals (and, in a function, the same
+                # None for the locals).
+                return _effect(st, ins, ("import", module, const_term(0), const_term(None)), n, 1)
         if fn[0] == "builtin" and not names:
             ev = _builtin_call(st, ins, fn[1], args, n, epoch)
             if ev is not False:
@@ -1670,8 +1745,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         vals = _need(stack, op, arg + 2)
         return _effect(st, ins, ("map_add", vals[0], vals[-2], vals[-1]), 2, 0)
     if op == "IMPORT_FROM":
-        vals = _need(stack, op, 1)
-        return _effect(st, ins, ("import_from", vals[0], arg), 0, 1)
+        return _import_from(side, st, ins, facts)
     if op == "GET_ANEXT":
         vals = _need(stack, op, 1)
         return _effect(st, ins, ("anext", vals[0]), 0, 1)
@@ -1733,6 +1807,27 @@ def _convert_first(st: MState, ins: Instr, conv: int, value: Term, at: int) -> E
         s.stack[at] = ("converted", res[0])
 
     return Event("effect", ("convert", conv, value), ins, 1, ok)
+
+
+def _import_helper(side: "Side", contents: Tuple[Any, ...]) -> Optional[str]:
+    """The module ``X`` when the known function ``contents`` is exactly ``def h(): import X;
+    return <X's top package>`` (no defaults, closure or other attributes), else None."""
+    if set(contents[1::2]) - {"__name__", "__qualname__"}:
+        return None
+    code = side.code_object(contents[0])
+    if code is None or code.co_argcount or code.co_kwonlyargcount or code.co_flags & 0x3AC \
+            or code.co_freevars:
+        return None
+    body = [(i.op, i.arg) for i in normalize(code)]
+    if len(body) != 6 or body[2][0] != "IMPORT_NAME" or not isinstance(body[2][1], str):
+        return None
+    module = body[2][1]
+    top = module.split(".")[0]
+    if body != [("LOAD_CONST", 0), ("LOAD_CONST", None), ("IMPORT_NAME", module),
+                ("STORE_FAST", top), ("LOAD_FAST", top), ("RETURN_VALUE", None)] \
+            or type(body[0][1]) is not int:
+        return None
+    return module
 
 
 def _push_negated(s: MState, res: Tuple[Term, ...]) -> None:
@@ -1800,6 +1895,19 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, e
     if name == "set" and not args:
         pure(_new_set(st, ins.op, epoch))
         return None
+    if name in ("globals", "locals") and not args:
+        # The frame's globals, a snapshot of its locals: no user code (only the fallback's
+        # __import__ below takes them).
+        pure(("frame_" + name,))
+        return None
+    if name == "__import__" and len(args) == 5 and args[1] == ("frame_globals",) \
+            and args[2] == ("frame_locals",):
+        ok, module = const_value(args[0])
+        if ok and type(module) is str:
+            # The fallback's ``__import__(name, globals(), locals(), fromlist, level)`` is what
+            # IMPORT_NAME does -- assumed: with CPython's own __import__, which does not look
+            # at the locals (IMPORT_NAME passes None for them in a function).
+            return _effect(st, ins, ("import", module, args[4], args[3]), n, 1)
     if name == "zip" and len(args) == 2 and args[0][0] == "tuple" and args[1][0] == "tuple" \
             and len(args[0][1]) == len(args[1][1]):
         # The fallback's BUILD_CONST_KEY_MAP is ``dict(zip(keys, (v1, v2)))``: the zip of two
