@@ -8,7 +8,14 @@ yielded.  Layout (line numbers, jumps, temporaries named ``__pellucid*``) does n
 
 The check is conservative: anything it does not model gives ``ok=False`` with a reason, so a
 ``Verdict(ok=True)`` is a proof (within the model described in ``machine.py``), and ``ok=False``
-only means "not shown equivalent".  Never raises for valid code objects.
+only means "not shown equivalent".  Never raises for valid code objects.  Each pair of code
+objects gets a budget linear in their size (``STEPS_*``, ``STATES_*`` below); when it runs out
+the verdict is "not proven: too large to verify", never a hang.
+
+The model assumes what CPython programs almost always allow (the decompiler's fallback relies on
+it, see ``pellucid.verify.idioms``): an exception's ``__context__``/``__traceback__`` are
+BaseException's own; a context manager's type provides ``__enter__``/``__exit__`` the ordinary
+way; ``builtins.__import__`` is CPython's own.  Tracebacks and line numbers are not compared.
 """
 import types
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
