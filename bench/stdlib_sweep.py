@@ -15,7 +15,8 @@ and the fallback forms when the structured one is not accepted -- and is counted
   in every form; the rest ran out of budget or met something it does not model), or the
   function took longer than ``--timeout`` seconds (``timeouts``).
 
-Verifier time is measured per function (all its checks) and reported as p50/p99/max.  Each
+Verifier time is the CPU time of all the checks of a function (``time.process_time``: on a busy
+machine wall time mostly measures waiting), reported as p50/p99/max.  Each
 module runs in its own child process (``--jobs`` at a time), so one that hangs or crashes on
 import costs only itself.  Usage::
 

@@ -57,7 +57,8 @@ class Attempt(NamedTuple):
     """One form :func:`checked_recompile` built and checked.
 
     ``form``: ``"structured"``, ``"fallback for <names>"`` or ``"fallback"``; ``ok``: the
-    verifier accepted it; ``reason``: the verdict's reason; ``seconds``: the verifier's time."""
+    verifier accepted it; ``reason``: the verdict's reason; ``seconds``: the verifier's CPU time
+    (what it costs, whatever else the machine is running)."""
 
     form: str
     ok: bool
@@ -128,10 +129,10 @@ def checked_recompile(code: types.CodeType, build: Callable[[], Any],
     attempts: List[Attempt] = []
 
     def check(form: str, result: Any) -> Tuple[bool, List[types.CodeType]]:
-        start = time.perf_counter()
+        start = time.process_time()
         verdict, blamed = verify(code, result.code, result.bindings)
         attempts.append(Attempt(form, bool(verdict.ok), str(verdict.reason),
-                                time.perf_counter() - start))
+                                time.process_time() - start))
         return bool(verdict.ok), blamed
 
     result = _flat_if_too_deep(code.co_name, build)
