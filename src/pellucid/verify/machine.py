@@ -644,7 +644,8 @@ def _closure_of_fresh_lambda(side: "Side", fn: Term, heap: Dict[Term, Tuple[Term
 # (tests/test_verify.py) reads its comparisons and checks this set names exactly them.
 _LIST_STEP_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND", "LIST_TO_TUPLE", "SUBSCR", "STORE_SUBSCR",
                             "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR",
-                            "STORE_ATTR", "BUILD_SET"})
+                            "STORE_ATTR", "BUILD_SET", "BUILD_MAP_UNPACK_WITH_CALL",
+                            "BUILD_MAP_UNPACK"})
 # What the fallback's handlers save and restore around ``raise e`` (see ``_list_step``).
 _EXC_SLOTS = ("__context__", "__traceback__")
 
@@ -744,6 +745,21 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             heap[lst] = tuple(work)
             _list_done(st, 2)
             return None
+    elif op in ("BUILD_MAP_UNPACK_WITH_CALL", "BUILD_MAP_UNPACK") and isinstance(arg, int) \
+            and len(stack) >= arg and all(is_dict(d) and d in heap for d in stack[len(stack) - arg:]):
+        # 3.8's ``f(**{'a': x}, **d)``: known dicts with str keys merged into a new one (a key
+        # given twice is TypeError for a call: left to the effect).
+        merged: Dict[Term, Term] = {}
+        for d in stack[len(stack) - arg:]:
+            contents = heap[d]
+            for k, v in zip(contents[0::2], contents[1::2]):
+                if k in merged and op == "BUILD_MAP_UNPACK_WITH_CALL":
+                    return False
+                merged[k] = v
+        _pop(st, arg)
+        _build_dict(st, [x for kv in merged.items() for x in kv], epoch)
+        _advance(st)
+        return None
     elif op == "BUILD_SET" and arg == 0:
         # An empty set: no item to hash, no user code.
         _list_done(st, 0, (_new_set(st, op, epoch),))
