@@ -647,7 +647,7 @@ class Fallback:
 
     def op_CONVERT(self, ins: Instr, arg: int) -> None:
         fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[arg]
-        self.push("%s(%s)" % (fn, self.pop()))
+        self.push("__pellucid_builtins.%s(%s)" % (fn, self.pop()))
 
     def op_FORMAT(self, ins: Instr, arg: Any) -> None:
         conv, has_spec = arg
