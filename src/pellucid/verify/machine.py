@@ -118,6 +118,8 @@ class Side:
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         self.sorted_cells = sorted(self.cellnames)
         self._code_objects: Optional[Dict[Term, types.CodeType]] = None  # see code_object
+        # module code: its names live in a dict, the module's globals (see _list_step)
+        self.module = code.co_name == "<module>" and not code.co_flags & 0x02
         # The fallback's with-statement prologues, by start index (pellucid.verify.idioms)
         self.prologues: Dict[int, Any] = {}
         if "__pellucid_m" in code.co_varnames:
@@ -645,7 +647,8 @@ def _closure_of_fresh_lambda(side: "Side", fn: Term, heap: Dict[Term, Tuple[Term
 _LIST_STEP_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND", "LIST_TO_TUPLE", "SUBSCR", "STORE_SUBSCR",
                             "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR",
                             "STORE_ATTR", "BUILD_SET", "BUILD_MAP_UNPACK_WITH_CALL",
-                            "BUILD_MAP_UNPACK"})
+                            "BUILD_MAP_UNPACK", "STORE_NAME", "LOAD_NAME", "DELETE_NAME"})
+_NAME_OPS = ("STORE_NAME", "LOAD_NAME", "DELETE_NAME")
 # What the fallback's handlers save and restore around ``raise e`` (see ``_list_step``).
 _EXC_SLOTS = ("__context__", "__traceback__")
 
@@ -680,7 +683,7 @@ def _list_done(st: MState, npop: int, push: Tuple[Term, ...] = ()) -> None:
     _advance(st)
 
 
-def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
+def _list_step(side: "Side", st: MState, ins: Instr, epoch: int, facts: Dict[Term, bool]) -> Any:
     """List and tuple operations on known contents.  Returns an event, ``None`` (done) or
     ``False`` (not such an operation: handled as usual)."""
     op = ins.op
@@ -758,6 +761,26 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
                 merged[k] = v
         _pop(st, arg)
         _build_dict(st, [x for kv in merged.items() for x in kv], epoch)
+        _advance(st)
+        return None
+    elif op in _NAME_OPS and side.module and isinstance(arg, str) and arg.startswith("__pellucid"):
+        # Module code: the fallback's own names (its marker, state, slots, builtins module)
+        # in the module's globals, a dict.  Assumed: no user code reads or writes names
+        # starting with ``__pellucid`` (recompile binds its constants under such names too).
+        # They are followed as variables of the program.
+        if op == "STORE_NAME":
+            v = stack.pop()
+            st.vars[arg] = v
+        elif op == "LOAD_NAME":
+            stop = _unless_bound(side, st, ins, arg, facts, "global", epoch)
+            if stop is not None:
+                return None if stop is _RAISED else stop
+            stack.append(st.vars[arg])
+        else:
+            stop = _unless_bound(side, st, ins, arg, facts, "global", epoch)
+            if stop is not None:
+                return None if stop is _RAISED else stop
+            del st.vars[arg]
         _advance(st)
         return None
     elif op == "BUILD_SET" and arg == 0:
@@ -892,7 +915,7 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
             continue
         if op not in _STEP_OPS:
             # (what _step does with such an op, without the call: most events are these)
-            ev = _list_step(side, st, ins, epoch) if op in _LIST_STEP_OPS else False
+            ev = _list_step(side, st, ins, epoch, facts) if op in _LIST_STEP_OPS else False
             if ev is False:
                 ev = _effect_op(side, st, ins, epoch, facts)
         else:
@@ -1186,7 +1209,7 @@ _STEP_OPS = frozenset({
 def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
     op = ins.op
     if op not in _STEP_OPS:
-        ev = _list_step(side, st, ins, epoch)
+        ev = _list_step(side, st, ins, epoch, facts)
         if ev is not False:
             return ev  # type: ignore[no-any-return]
         return _effect_op(side, st, ins, epoch, facts)
@@ -1236,7 +1259,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
             stack[-1] = ("builtin", arg)
         else:
             # (what the last branch below does for it)
-            ev = _list_step(side, st, ins, epoch)
+            ev = _list_step(side, st, ins, epoch, facts)
             if ev is not False:
                 return ev  # type: ignore[no-any-return]
             return _effect_op(side, st, ins, epoch, facts)
@@ -1404,7 +1427,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op in ("NOP", "END_SEND"):
         pass
     else:
-        ev = _list_step(side, st, ins, epoch)
+        ev = _list_step(side, st, ins, epoch, facts)
         if ev is not False:
             return ev  # type: ignore[no-any-return]
         return _effect_op(side, st, ins, epoch, facts)
