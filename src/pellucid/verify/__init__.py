@@ -15,7 +15,8 @@ the verdict is "not proven: too large to verify", never a hang.
 The model assumes what CPython programs almost always allow (the decompiler's fallback relies on
 it, see ``pellucid.verify.idioms``): an exception's ``__context__``/``__traceback__`` are
 BaseException's own; a context manager's type provides ``__enter__``/``__exit__`` the ordinary
-way; ``builtins.__import__`` is CPython's own.  Tracebacks and line numbers are not compared.
+way; ``builtins.__import__`` is CPython's own; no user code uses names starting with
+``__pellucid``.  Tracebacks and line numbers are not compared.
 """
 import types
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
