@@ -223,7 +223,11 @@ def render_checked(code: types.CodeType, func: Any = None, name: Optional[str] =
 
     if not verify:
         return render()
-    checked = _checked_for(code, func)
+    try:
+        checked = _checked_for(code, func)
+    except Exception as exc:  # (the text may still be rendered: say why it is not checked)
+        checked = Checked(None, None, [Attempt("structured", False, "could not be recompiled: "
+                                               "%s: %s" % (type(exc).__name__, exc), 0.0)])
     if checked.result is not None:
         return _with_forced(checked, render)
     text = render()

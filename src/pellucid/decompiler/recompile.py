@@ -251,6 +251,14 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     if keep_locals and shadowed_locals(code):
         new = new.replace(co_varnames=tuple(
             n[len(SLOT_PREFIX):] if n.startswith(SLOT_PREFIX) else n for n in new.co_varnames))
+    nargs = _nargs(code)
+    if new.co_varnames[:nargs] != code.co_varnames[:nargs] and len(new.co_varnames) >= nargs \
+            and all(a == b or not a.isidentifier()
+                    for a, b in zip(code.co_varnames[:nargs], new.co_varnames[:nargs])) \
+            and not set(code.co_varnames[:nargs]) & set(new.co_varnames[nargs:]):
+        # An argument source cannot name (a comprehension's '.0', decompiled on its own) was
+        # written under a stand-in name: the code gets the original's back.
+        new = new.replace(co_varnames=code.co_varnames[:nargs] + new.co_varnames[nargs:])
     problems: List[str] = []
     for attr in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount"):
         if getattr(new, attr, 0) != getattr(code, attr, 0):

@@ -862,6 +862,7 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
     stack = st.stack
     variables = st.vars
     prologues = side.prologues
+    loops: Dict[int, Any] = {}  # (see _endless)
     # (``counter`` counts every step; it is read only after an event, so it is added to once)
     while True:
         if st.unwinding is not None:
@@ -876,10 +877,17 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
         if not 0 <= pc < n:
             raise Unsupported("execution falls off the end of %s" % side.code.co_name)
         steps += 1
-        if steps > MAX_PURE_STEPS:
-            raise Unsupported("no observable event within %d steps (endless pure loop?)" % steps)
         ins = instrs[pc]
         op = ins.op
+        if steps > _LOOP_CHECK_STEPS:
+            if steps > MAX_PURE_STEPS:
+                raise Unsupported("no observable event within %d steps (endless pure loop?)"
+                                  % steps)
+            if ins.target is not None and ins.target <= pc and _endless(st, pc, loops):
+                # The same state again at a jump back, with no event in between: the program
+                # runs forever without doing anything observable.
+                counter[0] += steps
+                return Event("return", ("runs forever",), ins, can_raise=False, observe=False)
         # The commonest pure steps, done here exactly as ``_step`` does them (a call per step
         # was a measurable share of a check); anything else, or any doubt, goes to ``_step``.
         if op == "LOAD_FAST":
@@ -957,6 +965,21 @@ def _prologue_event(side: Side, st: MState, pro: Any) -> Optional[Event]:
         s.pc = pro.end
 
     return Event("effect", (pro.kind, m), side.instrs[pro.end - 1], 2, ok)
+
+
+_LOOP_CHECK_STEPS = 1000  # pure steps in one run before looking for an endless pure loop
+
+
+def _endless(st: MState, pc: int, loops: Dict[int, Any]) -> bool:
+    """Whether ``st`` at ``pc`` is a state this run already had there (a pure loop that will
+    never end).  Looked for only in runs that are already long: each is a snapshot of the state."""
+    snapshot = (tuple(st.stack), tuple(sorted(st.vars.items())), st.excinfo, tuple(st.ehstack),
+                tuple(sorted(st.heap.items(), key=repr)))
+    seen = loops.setdefault(pc, set())
+    if snapshot in seen:
+        return True
+    seen.add(snapshot)
+    return False
 
 
 def go_handler(side: Side, st: MState, ins: Optional[Instr], exc: Term) -> None:
