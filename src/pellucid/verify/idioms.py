@@ -1,7 +1,8 @@
 """Instruction sequences of the fallback that stand for one instruction of the original.
 
 The decompiler's fallback (a state machine over basic blocks) cannot write some instructions as
-one statement.  ``BEFORE_WITH`` (3.11+) and ``BEFORE_ASYNC_WITH`` become a *prologue*::
+one statement.  ``BEFORE_WITH`` and ``BEFORE_ASYNC_WITH`` become a *prologue* (3.11+; up to 3.10
+without the two checks, whose AttributeError the lookups raise themselves)::
 
     __pellucid_m = <manager>
     if not __pellucid_builtins.hasattr(__pellucid_builtins.type(__pellucid_m), '__enter__'):
@@ -41,7 +42,9 @@ _RESULT = "__pellucid_X_result"
 
 def _prologue_source(enter: str, exit_: str, what: str) -> str:
     lines = ["def __pellucid_prologue(__pellucid_builtins, __pellucid_m):"]
-    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
+    # (up to 3.10 a missing method is the AttributeError of the lookups below: no check)
+    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)) if PY >= (3, 11) \
+            else ():
         lines.append("    if not __pellucid_builtins.hasattr(%s, %r):" % (_T, name))
         lines.append("        raise __pellucid_builtins.TypeError(\"'%%s' object does not support "
                      "the %s protocol%s\" %% %s)" % (what, suffix, _TP_NAME))
@@ -59,13 +62,12 @@ def _templates() -> List[Tuple[str, List[Instr]]]:
     global _TEMPLATES
     if _TEMPLATES is None:
         out = []
-        if PY >= (3, 11):
-            for kind, names in (("with_enter", ("__enter__", "__exit__", "context manager")),
-                                ("async_with_enter", ("__aenter__", "__aexit__",
-                                                      "asynchronous context manager"))):
-                ns: Dict[str, Any] = {}
-                exec(compile(_prologue_source(*names), "<pellucid.verify idiom>", "exec"), ns)
-                out.append((kind, _body(normalize(ns["__pellucid_prologue"].__code__))))
+        for kind, names in (("with_enter", ("__enter__", "__exit__", "context manager")),
+                            ("async_with_enter", ("__aenter__", "__aexit__",
+                                                  "asynchronous context manager"))):
+            ns: Dict[str, Any] = {}
+            exec(compile(_prologue_source(*names), "<pellucid.verify idiom>", "exec"), ns)
+            out.append((kind, _body(normalize(ns["__pellucid_prologue"].__code__))))
         _TEMPLATES = out
     return _TEMPLATES
 

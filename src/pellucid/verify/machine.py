@@ -1840,6 +1840,9 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         else:
             vals = _need(stack, op, 7)
             exit_fn, exc = vals[0], _exc_of(vals[-2])
+            if is_exception(exc) and vals[-3:] == [("tbof", exc), exc, ("typeof", exc)]:
+                return _effect(st, ins, ("call", exit_fn, (("typeof", exc), exc, ("tbof", exc)),
+                                         ()), 0, 1)
         return _effect(st, ins, ("with_exit", exit_fn, exc), 0, 1)
     if op in ("YIELD_VALUE",):
         vals = _need(stack, op, 1)
