@@ -195,6 +195,34 @@ DIFFERENT = [
     ("index into a lambda's closure out of range",
      "def f():\n    x = 1\n    return (lambda: x).__closure__[0]\n",
      "def f():\n    x = 1\n    return (lambda: x).__closure__[-2]\n"),
+    # Models added for issue 15: each must still see these differences.
+    ("in vs not in", "def f(x, y):\n    return x in y\n", "def f(x, y):\n    return x not in y\n"),
+    ("a second truth test of one value is a second __bool__ call",
+     "def f(x, g):\n    a = x or g(1)\n    b = x or g(2)\n    return a, b\n",
+     "def f(x, g):\n    if x:\n        return x, x\n    return g(1), g(2)\n"),
+    ("!r vs !s", "def f(x):\n    return f'{x!r}'\n", "def f(x):\n    return f'{x!s}'\n"),
+    ("format spec differs", "def f(x):\n    return f'{x:>3}'\n", "def f(x):\n    return f'{x:<3}'\n"),
+    ("repr read from the globals is not the conversion",
+     "def f(x):\n    return f'{x!r}'\n",
+     "def f(x):\n    import builtins as __pellucid_builtins\n"
+     "    return __pellucid_builtins.format(repr(x), '')\n"),
+    ("an extra call behind a pure question one program asks",
+     "def f(x, g):\n    return 1\n", "def f(x, g):\n    if x is None:\n        g()\n    return 1\n"),
+    ("unbound local read vs a default", "def f(c):\n    if c:\n        v = 1\n    return v\n",
+     "def f(c):\n    v = None\n    if c:\n        v = 1\n    return v\n"),
+    ("another default set after the def",
+     "def f():\n    def g(a=1):\n        return a\n    return g\n",
+     "def f():\n    def g(a):\n        return a\n    g.__defaults__ = (2,)\n    return g\n"),
+    ("except another builtin class",
+     "def f(g):\n    import builtins as __pellucid_builtins\n    try:\n        g()\n"
+     "    except __pellucid_builtins.KeyError:\n        return 1\n",
+     "def f(g):\n    import builtins as __pellucid_builtins\n    try:\n        g()\n"
+     "    except __pellucid_builtins.IndexError:\n        return 1\n"),
+    ("loops forever vs calls in a loop", "def f(g):\n    while True:\n        pass\n",
+     "def f(g):\n    while True:\n        g()\n"),
+    ("setitem on something else than a dict built here is not MAP_ADD",
+     "def f(xs, d):\n    return {x: 1 for x in xs}\n",
+     "def f(xs, d):\n    for x in xs:\n        d[x] = 1\n    return d\n"),
     # The variable holds the same list term on both sides; only its known contents differ, and
     # only while user code runs (then both hold [2]).
     ("a variable's list differs only in its contents, only during a call",
@@ -299,6 +327,19 @@ SAME = [
      "def f(a, b):\n    __pellucid_t = b\n    return {'k': a, 'j': __pellucid_t}\n"),
     ("constant-key dict", "def f(a, b, g):\n    return g({1: a, 'k': b})\n",
      "def f(a, b, g):\n    __pellucid_t = a\n    return g({1: __pellucid_t, 'k': b})\n"),
+    # Models added for issue 15.
+    ("not in with the branch inverted", "def f(x, y, g):\n    if x not in y:\n        g()\n",
+     "def f(x, y, g):\n    if x in y:\n        pass\n    else:\n        g()\n"),
+    ("f-string conversion as format(repr(x), spec) from builtins",
+     "def f(x):\n    return f'{x!r:>5}'\n",
+     "def f(x):\n    import builtins as __pellucid_builtins\n"
+     "    return __pellucid_builtins.format(__pellucid_builtins.repr(x), '>5')\n"),
+    ("a pure question only one program asks", "def f(x, g):\n    return g(x)\n",
+     "def f(x, g):\n    if x is None:\n        return g(x)\n    return g(x)\n"),
+    ("defaults set after the def", "def f():\n    def g(a=1):\n        return a\n    return g\n",
+     "def f():\n    def g(a):\n        return a\n    g.__defaults__ = (1,)\n    return g\n"),
+    ("both loop forever", "def f():\n    while True:\n        pass\n",
+     "def f():\n    x = 1\n    while x:\n        pass\n"),
 ]
 
 
