@@ -1142,7 +1142,9 @@ def _unless_bound(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[T
             return None
     elif v != UNBOUND:
         return None
-    # (a new exception each time; its term names what its type and message are made of)
+    # (a new exception each time: its term names what its type and message are made of, not
+    # which one it is -- ``is`` between two is never folded; two raised for one name between
+    # the same two effects stand for each other)
     go_handler(side, st, ins, ("unbound_exc", kind, name, epoch))
     return _RAISED
 
