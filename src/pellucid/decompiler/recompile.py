@@ -59,7 +59,34 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: bool,
     declaration = _imports_declaration(code)
     if declaration is not None:
         tree.body.append(declaration)
+    if _super_unoptimized(code):
+        # 3.12+ compiles ``super().attr`` to LOAD_SUPER_ATTR (reading the __class__ cell
+        # itself) unless the module names ``super`` at its top level; the original was compiled
+        # so.  A never-run ``if False: super`` at the top keeps the plain call.
+        tree.body.append(ast.If(ast.Constant(False), [ast.Expr(ast.Name("super", ast.Load()))],
+                                []))
     return tree, pool
+
+
+def _super_unoptimized(code: types.CodeType) -> bool:
+    """3.12+: ``code`` (or a code object in it) calls the global ``super`` but no instruction
+    is LOAD_SUPER_ATTR -- its module named ``super`` at the top level."""
+    if PY < (3, 12):
+        return False
+    calls = False
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        names = c.co_names
+        if "super" in names:
+            import dis
+            for ins in dis.get_instructions(c):
+                if ins.opname == "LOAD_SUPER_ATTR":
+                    return False
+                if ins.opname == "LOAD_GLOBAL" and ins.argval == "super":
+                    calls = True
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return calls
 
 
 def _imports_declaration(code: types.CodeType) -> Optional[ast.stmt]:
