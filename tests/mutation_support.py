@@ -5,7 +5,8 @@ with one behaviour-changing edit, compiled the way :func:`pellucid.recompile` co
 edits (:data:`OPERATORS`) are those a structuring bug makes:
 
 * ``swap``           two neighbouring statements that both call something change places;
-* ``out-of-loop``    a loop body's last statement moves to just after the loop;
+* ``out-of-loop``    a loop body's last statement that does not break or continue moves to just
+                     after the loop;
 * ``into-loop``      the statement just before a loop moves to the end of its body;
 * ``into-finally``   a ``try`` body's last statement moves to the start of its ``finally``;
 * ``out-of-finally`` a ``finally``'s first statement moves to just after the ``try``;
@@ -91,13 +92,30 @@ def _op_swap(fn: ast.AST) -> Iterator[Callable[[], None]]:
                 yield edit
 
 
+def _jumps_out(s: ast.stmt) -> bool:
+    """Whether ``s`` holds a ``break``/``continue`` of the loop around it."""
+    todo: List[ast.AST] = [s]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, _LOOPS + (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo.extend(node.orelse if isinstance(node, _LOOPS) else [])
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _op_out_of_loop(fn: ast.AST) -> Iterator[Callable[[], None]]:
     for body in _stmt_lists(fn):
         for i, s in enumerate(body):
-            if isinstance(s, _LOOPS) and len(s.body) >= 2:
-                def edit(body: List[ast.stmt] = body, i: int = i) -> None:
+            if not isinstance(s, _LOOPS) or len(s.body) < 2:
+                continue
+            movable = [k for k, t in enumerate(s.body) if not _jumps_out(t)]
+            if movable:
+                def edit(body: List[ast.stmt] = body, i: int = i, k: int = movable[-1]) -> None:
                     loop = body[i]
-                    body.insert(i + 1, loop.body.pop())
+                    body.insert(i + 1, loop.body.pop(k))
                 yield edit
 
 

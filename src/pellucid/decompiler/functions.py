@@ -239,6 +239,7 @@ class FunctionBuilder:
         body: List[ast.stmt] = []
         static: Optional[Set[str]] = None
         for s in stmts:
+            _drop_exit_bookkeeping(s)
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 tname = s.targets[0].id
                 if tname == "__static_attributes__" and isinstance(s.value, ast.Tuple):
@@ -342,6 +343,25 @@ def _unused_free_variables(code: types.CodeType, stmts: List[ast.stmt]) -> List[
         elif isinstance(node, (ast.Nonlocal, ast.Global)):
             named.update(node.names)
     return [n for n in code.co_freevars if n not in named and not n.startswith("__class")]
+
+
+def _is_bookkeeping(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+        isinstance(s.targets[0], ast.Name) and s.targets[0].id in _CLASS_BOOKKEEPING
+
+
+def _drop_exit_bookkeeping(s: ast.stmt) -> None:
+    """The compiler's own stores at each exit of a class body (3.13's
+    ``__static_attributes__``) end the arms of an ``if`` the body ends in: not written, the
+    class statement makes them."""
+    if isinstance(s, ast.If):
+        for arm in (s.body, s.orelse):
+            while arm and _is_bookkeeping(arm[-1]):
+                arm.pop()
+            if arm:
+                _drop_exit_bookkeeping(arm[-1])
+        if not s.body:
+            s.body.append(ast.Pass())
 
 
 def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any,
