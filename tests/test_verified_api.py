@@ -170,3 +170,56 @@ def test_issue_15_programs_never_come_back_wrong(func, args):
     f = type(func)(new, func.__globals__)
     got_args = copy.deepcopy(args)
     assert (f(*got_args), got_args) == (want, want_args)
+
+
+class _Holder:
+    def make(self, x):
+        def inner(y):
+            return x + y
+
+        class Local:
+            "a local class"
+            base = x
+        return inner, Local
+
+
+def test_bare_method_code_keeps_nested_qualnames():
+    # A bare code object (no function, no qualname given): up to 3.10 the code does not know its
+    # qualified name, so it is read from the constants of the functions and classes it makes.
+    # Taken from the code's own name alone, 'make.<locals>.inner' differed and was refused.
+    code = _Holder.make.__code__
+    new = pellucid.recompile(code)
+    f = type(_Holder.make)(new, globals(), "make")
+    inner, local = f(None, 3)
+    want_inner, want_local = _Holder().make(3)
+    assert inner.__qualname__ == want_inner.__qualname__ == "_Holder.make.<locals>.inner"
+    assert local.__qualname__ == want_local.__qualname__ == "_Holder.make.<locals>.Local"
+    assert (inner(4), local.base, local.__doc__) == (want_inner(4), want_local.base,
+                                                     want_local.__doc__)
+
+
+_ASSERTING_MODULE = """
+x = 1
+assert x, "module"
+class C:
+    assert x, "class"
+    y = x + 1
+assert not x, "fails"
+"""
+
+
+def test_module_and_class_body_asserts_recompile():
+    # 3.8 loads AssertionError with LOAD_GLOBAL where module code and class bodies otherwise use
+    # LOAD_NAME: that load is an assert statement's, even with no local of that name.
+    code = compile(_ASSERTING_MODULE, "<asserting>", "exec")
+    new = pellucid.recompile(code)
+    outcomes = []
+    for c in (code, new):
+        # (3.8's assert reads the global AssertionError, 3.9+'s the builtin: the same for both)
+        for shadow in ({}, {"AssertionError": KeyError}):
+            ns = dict(shadow)
+            with pytest.raises(Exception) as info:
+                exec(c, ns)
+            outcomes.append((type(info.value), str(info.value), ns["C"].y))
+    assert outcomes[:2] == outcomes[2:]
+    assert outcomes[0] == (AssertionError, "fails", 2)

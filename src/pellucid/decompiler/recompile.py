@@ -303,12 +303,29 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     if problems:
         raise DecompileError("recompiled %s differs in layout: %s" % (code.co_name, ", ".join(problems)))
     compiled_qualname = (WRAPPER + ".<locals>." if code.co_freevars else "") + name
-    original_qualname = getattr(code, "co_qualname", qualname or code.co_name)
+    # (what the code's own constants say first: they are what its nested code objects store)
+    original_qualname = getattr(code, "co_qualname", None) or _qualname_in_consts(code) \
+        or qualname or code.co_name
     new = _retarget_qualnames(new, compiled_qualname, original_qualname)
     changes: Dict[str, Any] = {"co_name": code.co_name, "co_flags": code.co_flags}
     if not path:
         changes["co_filename"] = code.co_filename
     return Recompiled(new.replace(**changes), source, pool.bindings)
+
+
+def _qualname_in_consts(code: types.CodeType) -> Optional[str]:
+    """Up to 3.10 a code object does not know its qualified name, but the functions it makes
+    get theirs from its constants (``'outer.<locals>.f'`` before MAKE_FUNCTION), and the
+    classes it makes store theirs: ``outer``."""
+    strings = [c for c in code.co_consts if isinstance(c, str)]
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            tail = ".<locals>." + c.co_name
+            # (a class body stores its own qualified name, one of its constants)
+            for q in strings + [k for k in c.co_consts if isinstance(k, str)]:
+                if q.endswith(tail) and q != tail:
+                    return q[:-len(tail)]
+    return None
 
 
 def _nargs(code: types.CodeType) -> int:
