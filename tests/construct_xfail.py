@@ -24,4 +24,11 @@ EXPECTED_FAILURES = {
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
     "try_in_loop_else_finally_break": {"3.8", "3.9", "3.10"},
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},
+    # Wrong structured code the round trip's inputs never showed (a suppressing __exit__ ends the
+    # loop: bench/sweep_findings.md S3); recompile() now refuses it, and the <=3.10 fallback has
+    # no exception handling to fall back to.  (3.11+: the fallback, verified, passes.)
+    "with_break_from_while_true/roundtrip": {"3.8", "3.9", "3.10"},
+    "with_inside_loop_break_continue/roundtrip": {"3.10"},
+    "with_suppressing_exit_in_loop/roundtrip": {"3.8", "3.9", "3.10"},
+    "with_suppressing_exit_in_for_loop/roundtrip": {"3.10"},
 }

@@ -50,6 +50,8 @@ EXPECTED_NOT_VERIFIED = {
     # Real decompiler bugs the check finds (behaviour differs; bench/sweep_findings.md):
     "with_break_from_while_true": (_ALL, "a with whose __exit__ suppresses: the loop ends"),
     "with_inside_loop_break_continue": (("3.10", "3.12"), "likewise, in a for loop"),
+    "with_suppressing_exit_in_loop": (_ALL, "likewise (the inputs make __exit__ suppress)"),
+    "with_suppressing_exit_in_for_loop": (("3.10", "3.12"), "likewise, in a for loop"),
     "comprehension_walrus_in_condition_with_side_effects": (
         ("3.10", "3.12", "3.13"), "cell loads reordered"),
     # Differences the model does not see through.
