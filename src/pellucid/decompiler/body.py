@@ -5,11 +5,12 @@ and owns what is per code object: the CFG, declared ``global``/``nonlocal`` name
 and the constant pool shared with nested code.
 """
 import ast
-import sys
 import types
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
+from pellucid.bytecode.features import (EXCEPTION_TABLE, FORWARD_ONLY_CONDITIONAL_JUMPS,
+                                        RETURN_CONST, ROTATED_LOOP_TESTS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.bytecode.rotated_tests import rotated_test_starts
@@ -32,7 +33,6 @@ from pellucid.decompiler.stack_machine import (
 from pellucid.decompiler.structure import Ctx, Structurer
 from pellucid.decompiler.tree_nodes import CONTEXTS, all_nodes
 
-PY = sys.version_info[:2]
 _Constant, _Name, _Null = ast.Constant, ast.Name, M.Null
 
 
@@ -64,7 +64,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if not self.instrs:
             raise StructureError("no instructions")
         self.cfg = CFG(self.instrs)
-        if PY >= (3, 10) and any(self.cfg.is_loop_header(b) for b in self.cfg.blocks):
+        if ROTATED_LOOP_TESTS and any(self.cfg.is_loop_header(b) for b in self.cfg.blocks):
             splits = rotated_test_starts(self.cfg, self._entry_depths)
             if splits:
                 self.cfg = CFG(self.instrs, splits)
@@ -85,9 +85,9 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self._pending_values: List[Any] = []
         self.temp_count = 0
         self.floor = 0  # stack entries below this belong to an enclosing compound statement
-        self.legacy_exceptions = PY < (3, 11)
-        self.forward_only_tests = PY >= (3, 12)
-        self.returns_const = PY >= (3, 12)
+        self.legacy_exceptions = not EXCEPTION_TABLE
+        self.forward_only_tests = FORWARD_ONLY_CONDITIONAL_JUMPS
+        self.returns_const = RETURN_CONST
 
     def _entry_depths(self) -> Dict[int, int]:
         """``stack_depth.entry_depths`` of the code, worked out on first use (loops.py reads
@@ -271,13 +271,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
     def has_live_values(self, stack: List[Any]) -> bool:
         """Whether the stack (above the floor) holds values whose evaluation has an order to keep."""
-        return any(not _never_changes(v) and not isinstance(v, ast.Name) for v in stack[self.floor:])
+        return any(self._order_matters(v) for v in stack[self.floor:])
+
+    def _order_matters(self, v: Any) -> bool:
+        # (A global or cell read before a branch too: an arm that calls something could rebind
+        # it, and would save it itself, so the arms would leave different values.)
+        return not _never_changes(v) and not (isinstance(v, ast.Name) and self._is_fast_local(v.id))
 
     def spill_live(self, out: List[ast.stmt], stack: List[Any], cond: ast.expr) -> ast.expr:
         """Save the stack's values in temporaries (in the order they were computed) before a
         branch on ``cond``; ``cond`` too when it was computed before one of them."""
-        live = [k for k in range(self.floor, len(stack))
-                if not _never_changes(stack[k]) and not isinstance(stack[k], ast.Name)]
+        live = [k for k in range(self.floor, len(stack)) if self._order_matters(stack[k])]
         if not live:
             return cond
         work = list(stack)

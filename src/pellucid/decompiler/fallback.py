@@ -44,6 +44,8 @@ import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
+from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE, GEN_START,
+                                        MAKE_FUNCTION_POPS_QUALNAME, WITH_CHECKS_PROTOCOL)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.bytecode.positions import instruction_positions
@@ -52,7 +54,6 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.unparse import unparse
 from pellucid.decompiler.tree_nodes import copy_tree
 
-PY = sys.version_info[:2]
 MARKER = "__pellucid_fallback__"
 STATE = "__pellucid_state"
 ENV_FORCE = "PELLUCID_FORCE_FALLBACK"
@@ -61,6 +62,17 @@ CO_OPTIMIZED = 0x1
 
 # Instructions that never raise: they give a block's handler no way in.
 _CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST"})
+
+# The neutral ops (pellucid.bytecode.neutral_ops) the fallback has no ``op_`` method for, so it
+# refuses them (FallbackError): every other op of the table has one (tests/test_neutral_ops.py).
+REFUSED = frozenset({
+    "CHECK_EG_MATCH", "PREP_RERAISE_STAR", "CLEANUP_THROW", "END_SEND", "MATCH_CLASS",
+    "TYPEVAR", "PARAMSPEC", "TYPEVARTUPLE", "TYPEVAR_WITH_BOUND", "TYPEVAR_WITH_CONSTRAINTS",
+    "SET_TYPEPARAM_DEFAULT", "SET_FUNCTION_TYPE_PARAMS", "SUBSCRIPT_GENERIC", "TYPE_ALIAS",
+    # (no fixed stack effect)
+    "SEND", "END_FOR", "RETURN_GENERATOR", "BEGIN_FINALLY", "CALL_FINALLY", "POP_FINALLY",
+    "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH",
+})
 
 # Slot kinds that hold a value in ``__pellucid_s<depth>``; everything else is static.
 V = "v"
@@ -110,6 +122,15 @@ def force_fallback(reason: str, codes: Optional[List[types.CodeType]] = None) ->
 
 def _slot(depth: int) -> str:
     return "__pellucid_s%d" % depth
+
+
+def _cells(kind: str, payload: Any) -> str:
+    """A ``closure`` slot (the cell of the variable ``payload``) or a ``closures`` slot (a tuple
+    of such cells) as an expression: a lambda closing over a variable has that very cell in its
+    closure.  (Dynamo, 3.13+, hands closure tuples to functions it builds at run time.)"""
+    if kind == "closure":
+        return "(lambda: %s).__closure__[0]" % payload
+    return "(%s)" % "".join(_cells("closure", n) + ", " for n in payload)
 
 
 def _local(name: str) -> str:
@@ -164,7 +185,7 @@ class Fallback:
     # -- dataflow -------------------------------------------------------------------------------
     def analyse(self) -> None:
         first = self.cfg.blocks[0]
-        start = ((V, None),) if PY == (3, 10) and _gen_start(self.code) else ()
+        start = ((V, None),) if GEN_START and _gen_start(self.code) else ()
         self.entry[first] = _State(start, 0)
         work = [first]
         guard = 0
@@ -190,7 +211,7 @@ class Fallback:
         base = list(rs.stack[:h.depth])
         if len(base) < h.depth:
             raise FallbackError("handler deeper than the stack")
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             if h.lasti:
                 base.append((V, None))
             base.append((V, None))
@@ -227,7 +248,7 @@ class Fallback:
                 hst = self.handler_state(st, nexc_exit, h)
                 catch = ["except __pellucid_builtins.BaseException as __pellucid_exc:"]
                 d = h.depth
-                if PY >= (3, 11):
+                if EXCEPTION_IS_ONE_VALUE:
                     if h.lasti:
                         catch.append("    %s = -1" % _slot(d))
                         d += 1
@@ -353,17 +374,24 @@ class Fallback:
         if d < 0:
             raise FallbackError("stack underflow")
         self._realize(d)
-        kind, _ = self.stack.pop()
+        kind, payload = self.stack.pop()
+        if kind in ("closure", "closures"):
+            return _cells(kind, payload)
         if kind != V:
             raise FallbackError("a %s slot used as a value" % kind)
         return _slot(d)
 
-    def pop_any(self) -> Tuple[str, Any, str]:
+    def pop_any(self, closures: bool = False) -> Tuple[str, Any, str]:
+        """The top slot's kind, payload and name; a cell or closure tuple (unless ``closures``:
+        for the function it is the closure of) is a value."""
         d = len(self.stack) - 1
         if d < 0:
             raise FallbackError("stack underflow")
         self._realize(d)
         kind, payload = self.stack.pop()
+        if kind in ("closure", "closures") and not closures:
+            self.w("%s = %s" % (_slot(d), _cells(kind, payload)))
+            return V, None, _slot(d)
         return kind, payload, _slot(d)
 
     def top_name(self) -> str:
@@ -619,8 +647,9 @@ class Fallback:
 
     def op_BUILD_TUPLE(self, ins: Instr, arg: int) -> None:
         if arg and all(k == "closure" for k, _ in self.stack[len(self.stack) - arg:]):
+            names = tuple(n for _, n in self.stack[len(self.stack) - arg:])
             del self.stack[len(self.stack) - arg:]
-            self.push_static("closures")
+            self.push_static("closures", names)
             return
         items = self._pop_n(arg)
         self.push("(%s)" % "".join(x + ", " for x in items))
@@ -807,7 +836,12 @@ class Fallback:
 
     def op_CALL_EX(self, ins: Instr, arg: Any) -> None:
         has_kw, null_slot = arg
-        kw = self.pop() if has_kw else None
+        kw = None
+        if has_kw:
+            if self.stack and self.stack[-1][0] == "null":
+                self.stack.pop()  # (3.14+: NULL in the kwargs slot is no kwargs)
+            else:
+                kw = self.pop()
         args = self.pop()
         func, self_arg = self._callable(null_slot)
         if func[0] != V:
@@ -819,7 +853,7 @@ class Fallback:
 
     def op_MAKE_FUNCTION(self, ins: Instr, arg: int) -> None:
         qualname = None
-        if PY < (3, 11):
+        if MAKE_FUNCTION_POPS_QUALNAME:
             kind, payload, _ = self.pop_any()
             if payload and payload[0] == "const":
                 qualname = payload[1]
@@ -839,7 +873,7 @@ class Fallback:
 
     def op_SET_FUNCTION_ATTRIBUTE(self, ins: Instr, arg: int) -> None:
         kind, payload = self.stack.pop()
-        k, p, name = self.pop_any()
+        k, p, name = self.pop_any(closures=True)
         if kind != "function" and kind != "generic":
             raise FallbackError("SET_FUNCTION_ATTRIBUTE on a non-function")
         code, attrs, q, n = payload
@@ -968,7 +1002,7 @@ class Fallback:
         self.stack.append((V, None))
 
     def op_END_ASYNC_FOR(self, ins: Instr, arg: Any) -> None:
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             exc = self.pop()
             self.pop_any()
             self.w("if not __pellucid_builtins.isinstance(%s, __pellucid_builtins.StopAsyncIteration):" % exc)
@@ -1026,7 +1060,7 @@ class Fallback:
         self.end()
 
     def op_RERAISE(self, ins: Instr, arg: Any) -> None:
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             e = self.pop()
         else:
             self.pop()
@@ -1053,7 +1087,7 @@ class Fallback:
 
     def op_POP_EXCEPT(self, ins: Instr, arg: Any) -> None:
         kind, _, _ = self.pop_any()
-        if PY < (3, 11):
+        if not EXCEPTION_IS_ONE_VALUE:
             self.pop_any()
             self.pop_any()
         if kind != "saved":
@@ -1076,7 +1110,7 @@ class Fallback:
     def _protocol_check(self, enter: str, exit_: str, what: str) -> None:
         """3.11+ raise TypeError (not AttributeError) for a context manager without ``enter``
         or ``exit_``, naming the type as its ``tp_name`` does."""
-        if PY < (3, 11):
+        if not WITH_CHECKS_PROTOCOL:
             return  # the attribute lookups below raise what the interpreter raises
         t = "__pellucid_builtins.type(__pellucid_m)"
         # a class statement's type (heap, mutable) has its bare name as tp_name; static and
@@ -1112,7 +1146,7 @@ class Fallback:
 
     def op_WITH_EXCEPT_START(self, ins: Instr, arg: Any) -> None:
         n = len(self.stack)
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             exit_d, exc_d = n - 4, n - 1
         else:
             exit_d, exc_d = n - 7, n - 2
@@ -1261,7 +1295,7 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
             # A class body's ``__class__`` cell is made by the compiler for the methods that use
             # it; the state machine would store a cell of its own into ``__classcell__``.
             raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
-    if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
+    if not EXCEPTION_TABLE and any(ins.handler is not None for ins in fb.instrs):
         # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
         # were seen to give wrong results: refusing is better than code that behaves differently.
         raise FallbackError("exception handling on Python <= 3.10 is not supported by the fallback")

@@ -25,13 +25,11 @@ no metaclass hook and no custom descriptor -- so neither lookup runs user code, 
 ``type(m).__enter__(m)`` is calling the bound special method.  (The message of the TypeError
 for a missing method is CPython's, but for type names longer than 200 characters.)
 """
-import sys
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from pellucid.bytecode.features import WITH_CHECKS_PROTOCOL
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
-
-PY = sys.version_info[:2]
 
 _T = "__pellucid_builtins.type(__pellucid_m)"
 _TP_NAME = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' else "
@@ -43,7 +41,7 @@ _RESULT = "__pellucid_X_result"
 def _prologue_source(enter: str, exit_: str, what: str) -> str:
     lines = ["def __pellucid_prologue(__pellucid_builtins, __pellucid_m):"]
     # (up to 3.10 a missing method is the AttributeError of the lookups below: no check)
-    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)) if PY >= (3, 11) \
+    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)) if WITH_CHECKS_PROTOCOL \
             else ():
         lines.append("    if not __pellucid_builtins.hasattr(%s, %r):" % (_T, name))
         lines.append("        raise __pellucid_builtins.TypeError(\"'%%s' object does not support "

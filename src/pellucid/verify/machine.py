@@ -15,19 +15,18 @@ Anything this module does not model stops the check (:class:`Unsupported`), beca
 from __future__ import annotations
 
 import builtins
-import sys
 import types
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, MAKE_FUNCTION_POPS_QUALNAME,
+                                        MATCH_PUSHES_SUCCESS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value,
                                    container_kind, is_bool, is_exception, is_singleton, is_str,
                                    maybe_unbound)
 
-PY = sys.version_info[:2]
-_PY310 = PY == (3, 10)
-NEW_EXC = PY >= (3, 11)  # 3.11+: one exception value and PUSH_EXC_INFO; before: six values
+NEW_EXC = EXCEPTION_IS_ONE_VALUE  # one exception value and PUSH_EXC_INFO; before: six values
 
 EXCINFO_ARG: Term = ("arg", "<caller exc_info>")
 CONST_PREFIX = "__pellucid_const_"
@@ -1024,9 +1023,9 @@ def _known_match(exc: Term, cls: Term, facts: Dict[Term, bool]) -> Optional[bool
     if is_exception(exc) and exc[0] != "unbound_exc" and _builtin_exception(cls):
         return facts.get(("excis", exc, cls[1]))  # (see the pure question in _step)
     if exc[0] == "unbound_exc" and cls[0] == "builtin":
-        # UnboundLocalError (a local; 3.11+ NameError for a free variable, earlier a subclass
-        # of NameError too) or NameError: builtin classes, whose subclass test runs no user code.
-        raised = "UnboundLocalError" if exc[1] == "local" or PY < (3, 11) else "NameError"
+        # UnboundLocalError (a local or the code's own cell) or NameError (a free variable, a
+        # global; 3.8-3.13 alike): builtin classes, whose subclass test runs no user code.
+        raised = "NameError" if exc[1] in ("free", "global") else "UnboundLocalError"
         return cls[1] in _BASES_OF[raised]
     if cls == ("builtin", "StopIteration"):
         if exc[0] == "stop":
@@ -1149,6 +1148,12 @@ def _unless_bound(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[T
     return _RAISED
 
 
+def _deref_kind(side: "Side", name: str) -> str:
+    """What an unbound cell variable is to the exception its read raises: the code's own
+    ("cell": UnboundLocalError) or its closure's ("free": NameError)."""
+    return "free" if name in side.code.co_freevars else "cell"
+
+
 def _load_var(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str,
               epoch: int) -> Optional[Event]:
     stop = _unless_bound(side, st, ins, name, facts, kind, epoch)
@@ -1228,7 +1233,17 @@ _STEP_OPS = frozenset({
     "ASYNC_GEN_WRAP", "UNPACK_SEQUENCE", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME",
     "LOAD_ATTR", "CHECK_EXC_MATCH", "EXC_MATCH2", "LOAD_GLOBAL", "PUSH_EXC_INFO", "POP_EXCEPT",
     "RERAISE", "RAISE_VARARGS", *_NEUTRAL_JUMPS, "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-    "RETURN_VALUE", "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP", "END_SEND"})
+    "RETURN_VALUE", "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP"})
+
+
+# The neutral ops (pellucid.bytecode.neutral_ops) the checker does not model, so that
+# ``_effect_op`` stops at them (Unsupported): those with no fixed stack effect, and END_SEND,
+# which normalize never leaves in.  It models every other op of the table, each with the
+# table's stack effect (tests/test_neutral_ops.py).
+UNMODELLED = frozenset({
+    "SEND", "END_FOR", "RETURN_GENERATOR", "BEGIN_FINALLY", "CALL_FINALLY", "POP_FINALLY",
+    "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH", "UNSUPPORTED", "END_SEND",
+})
 
 
 def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
@@ -1297,9 +1312,9 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "DELETE_FAST":
         return _delete_var(side, st, ins, arg, facts, "local", epoch)
     elif op == "LOAD_DEREF":
-        return _load_var(side, st, ins, arg, facts, "free", epoch)
+        return _load_var(side, st, ins, arg, facts, _deref_kind(side, arg), epoch)
     elif op == "DELETE_DEREF":
-        return _delete_var(side, st, ins, arg, facts, "free", epoch)
+        return _delete_var(side, st, ins, arg, facts, _deref_kind(side, arg), epoch)
     elif op == "LOAD_CLOSURE":
         stack.append(("cellref", arg))
     elif op == "SWAP":
@@ -1449,7 +1464,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "COMPARE" and arg in _FOLD_COMPARE and _foldable(stack[-2:]):
         b, a = stack.pop(), stack.pop()
         stack.append(("const", "bool", bool(_FOLD_COMPARE[arg](const_value(a)[1], const_value(b)[1]))))
-    elif op in ("NOP", "END_SEND"):
+    elif op == "NOP":
         pass
     else:
         ev = _list_step(side, st, ins, epoch, facts)
@@ -1475,7 +1490,7 @@ _FUNCTION_FLAGS = {8: "closure", 4: "annotations", 2: "kwdefaults", 1: "defaults
 def _make_function(side: Side, st: MState, ins: Instr, epoch: int) -> Optional[Event]:
     """A new function (see "Lists" above for its term and contents)."""
     flags = ins.arg or 0
-    if PY < (3, 11):
+    if MAKE_FUNCTION_POPS_QUALNAME:
         qual, code = _pop(st, 2)[::-1]
     else:
         code = _pop(st, 1)[0]
@@ -1718,6 +1733,8 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         n = 1 + has_kw + (2 if null_slot else 1)
         items = _need(stack, op, n)
         kw = items[-1] if has_kw else None
+        if kw == NULL:
+            kw = None  # (3.14+: CALL_FUNCTION_EX's kwargs slot holds NULL when there are none)
         posargs = items[-1 - has_kw]
         fn, extra = _call_parts(items[:-1 - has_kw], null_slot)
         if extra:
@@ -1752,7 +1769,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             return _effect(st, ins, key, 2, 1, bool_result=True)
         return _effect(st, ins, key, 2, 1, _push_negated, bool_result=True)
     simple = _SIMPLE_EFFECTS.get(op)
-    if _PY310:
+    if MATCH_PUSHES_SUCCESS:
         # 3.10's match instructions also push a success flag.
         def with_flag(s: MState, res: Tuple[Term, ...]) -> None:
             s.stack.append(res[0])
