@@ -228,6 +228,15 @@ DIFFERENT = [
     ("setitem on something else than a dict built here is not MAP_ADD",
      "def f(xs, d):\n    return {x: 1 for x in xs}\n",
      "def f(xs, d):\n    for x in xs:\n        d[x] = 1\n    return d\n"),
+    # Reading an unbound free variable raises NameError (the code's own cell: UnboundLocalError)
+    # on every version; up to 3.10 the model said UnboundLocalError and took these as equal.
+    ("an unbound free variable's NameError is no UnboundLocalError",
+     "def f():\n    def g():\n        import builtins as __pellucid_builtins\n        try:\n"
+     "            return x\n        except __pellucid_builtins.UnboundLocalError:\n"
+     "            return 1\n    r = g()\n    x = 2\n    return r\n",
+     "def f():\n    def g():\n        import builtins as __pellucid_builtins\n        try:\n"
+     "            return x\n        except __pellucid_builtins.NameError:\n"
+     "            return 1\n    r = g()\n    x = 2\n    return r\n"),
     # Lists built after paths met, kept across a join (see lockstep._join_keeping_lists).
     ("a list built where paths met, with other contents",
      PROFILER_TESTS + "    return m([], k())\n",
@@ -360,6 +369,13 @@ SAME = [
      "def f():\n    def g(a):\n        return a\n    g.__defaults__ = (1,)\n    return g\n"),
     ("both loop forever", "def f():\n    while True:\n        pass\n",
      "def f():\n    x = 1\n    while x:\n        pass\n"),
+    ("an unbound cell's UnboundLocalError is a NameError too",
+     "def f():\n    import builtins as __pellucid_builtins\n    try:\n        return x\n"
+     "    except __pellucid_builtins.UnboundLocalError:\n        return 1\n"
+     "    def g():\n        return x\n    x = 2\n    return g\n",
+     "def f():\n    import builtins as __pellucid_builtins\n    try:\n        return x\n"
+     "    except __pellucid_builtins.NameError:\n        return 1\n"
+     "    def g():\n        return x\n    x = 2\n    return g\n"),
     # Torch 2.15 tests ``if profiler enabled`` before and after each graph call: three paths meet
     # at every later event, each with the lists it built after the tests under other names.
     ("a list built where paths met, before an effect, in the original only",
