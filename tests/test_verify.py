@@ -52,8 +52,6 @@ EXPECTED_NOT_VERIFIED = {
     "with_inside_loop_break_continue": (("3.10", "3.12"), "likewise, in a for loop"),
     "with_suppressing_exit_in_loop": (_ALL, "likewise (the inputs make __exit__ suppress)"),
     "with_suppressing_exit_in_for_loop": (("3.10", "3.12"), "likewise, in a for loop"),
-    "comprehension_walrus_in_condition_with_side_effects": (
-        ("3.10", "3.12"), "cell loads reordered"),
     # Differences the model does not see through.
     "dict_displays_with_unpacking": (("3.8",), "3.8 BUILD_MAP_UNPACK of int-keyed dicts"),
 }
