@@ -2,7 +2,7 @@
 
 The decompiler's fallback (a state machine over basic blocks) cannot write some instructions as
 one statement.  ``BEFORE_WITH`` and ``BEFORE_ASYNC_WITH`` become a *prologue* (3.11+; up to 3.10
-without the two checks, whose AttributeError the lookups raise themselves)::
+the two checks raise ``AttributeError(name)``, as the special method lookups did)::
 
     __pellucid_m = <manager>
     if not __pellucid_builtins.hasattr(__pellucid_builtins.type(__pellucid_m), '__enter__'):
@@ -40,12 +40,15 @@ _RESULT = "__pellucid_X_result"
 
 def _prologue_source(enter: str, exit_: str, what: str) -> str:
     lines = ["def __pellucid_prologue(__pellucid_builtins, __pellucid_m):"]
-    # (up to 3.10 a missing method is the AttributeError of the lookups below: no check)
-    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)) if WITH_CHECKS_PROTOCOL \
-            else ():
+    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
         lines.append("    if not __pellucid_builtins.hasattr(%s, %r):" % (_T, name))
-        lines.append("        raise __pellucid_builtins.TypeError(\"'%%s' object does not support "
-                     "the %s protocol%s\" %% %s)" % (what, suffix, _TP_NAME))
+        if WITH_CHECKS_PROTOCOL:
+            lines.append("        raise __pellucid_builtins.TypeError(\"'%%s' object does not "
+                         "support the %s protocol%s\" %% %s)" % (what, suffix, _TP_NAME))
+        else:
+            # (up to 3.10 the special method's lookup raises AttributeError(name): the
+            # fallback's ``_protocol_check`` writes the same)
+            lines.append("        raise __pellucid_builtins.AttributeError(%r)" % name)
     lines.append("    __pellucid_enter = %s.%s" % (_T, enter))
     lines.append("    %s = %s.%s.__get__(__pellucid_m)" % (_EXIT, _T, exit_))
     lines.append("    %s = __pellucid_enter(__pellucid_m)" % _RESULT)
