@@ -6,6 +6,8 @@ that was structured."""
 
 FALLBACKS = {
     "3.8": frozenset([
+        # (likewise, up to 3.11)
+        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
         # (structured form refused by the verifier: the except clause's tail runs with the
         # KeyError still handled; sys.exc_info() and __context__ differ)
         "while_true__none__try_except_else__break_orelse_continue_handler",
@@ -40,6 +42,8 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.9": frozenset([
+        # (likewise, up to 3.11)
+        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
         # (structured form refused by the verifier: the except clause's tail runs with the
         # KeyError still handled; sys.exc_info() and __context__ differ)
         "while_true__none__try_except_else__break_orelse_continue_handler",
@@ -74,6 +78,8 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.10": frozenset([
+        # (likewise, up to 3.11)
+        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
         # (structured form refused by the verifier: the except clause's tail runs with the
         # KeyError still handled; sys.exc_info() and __context__ differ)
         "while_true__none__try_except_else__break_orelse_continue_handler",
@@ -108,6 +114,8 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.11": frozenset([
+        # (likewise, up to 3.11)
+        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
         # (structured form refused by the verifier: the except clause's tail runs with the
         # KeyError still handled; sys.exc_info() and __context__ differ)
         "while_true__none__try_except_else__break_orelse_continue_handler",
