@@ -279,3 +279,53 @@ def f(cache, key, log):
                     raise ValueError("read-only") from None
     return val
 """, [({}, "k", []), ({"k": 5}, "k", []), ({"j": 1}, "k", ["x"]), ({"k": None}, [], [])])
+
+
+# A with statement whose __exit__ suppresses, in a loop: after the suppressed exception the code
+# after the with is the loop's next iteration (issue 15, found by the verifier: the structured
+# form ended the function there; recompile falls back or refuses).
+case("with_suppressing_exit_in_loop", r"""
+class Quiet:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, tp, value, tb):
+        self.log.append("exit %s" % (tp.__name__ if tp else None))
+        return True
+
+def f(log, n):
+    count = 0
+    while True:
+        with Quiet(log):
+            count += 1
+            if count >= n:
+                break
+            raise ValueError(count)
+    return count
+""", [([], 1), ([], 3)])
+
+case("with_suppressing_exit_in_for_loop", r"""
+class Quiet:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, tp, value, tb):
+        self.log.append("exit %s" % (tp.__name__ if tp else None))
+        return True
+
+def f(log, xs):
+    for x in xs:
+        with Quiet(log):
+            if x == "skip":
+                continue
+            if x == "stop":
+                break
+            if x == "boom":
+                raise KeyError(x)
+            log.append("body " + x)
+    else:
+        log.append("loop else")
+    return len(log)
+""", [([], []), ([], ["a", "boom", "b"]), ([], ["a", "stop", "b"]), ([], ["skip", "boom"])])

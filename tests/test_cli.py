@@ -124,13 +124,17 @@ def fake_core(monkeypatch):
     """Replace the decompiler core with a stand-in that names the code object it was given."""
     seen = []
 
-    def fake_decompile(obj):
+    def fake_decompile(obj, verify=True):
         code = obj if isinstance(obj, types.CodeType) else obj.__code__
         seen.append(code)
+        VERIFY_FLAGS.append(verify)
         return f"# decompiled {code.co_name} from {os.path.basename(code.co_filename)}"
 
     monkeypatch.setattr(api, "decompile", fake_decompile)
     return seen
+
+
+VERIFY_FLAGS = []  # the ``verify`` argument of every fake decompile call, in order
 
 
 @pytest.fixture
@@ -404,7 +408,7 @@ def test_traceback_flag_shows_the_traceback(files, capsys):
     ],
 )
 def test_decompiler_failure_exits_1(files, monkeypatch, capsys, exc, shown):
-    def broken(obj):
+    def broken(obj, verify=True):
         raise exc
 
     monkeypatch.setattr(api, "decompile", broken)
@@ -643,3 +647,28 @@ def test_internal_error_is_still_one_line(files, monkeypatch, capsys):
     assert_single_error_line(
         capsys.readouterr().err, "internal error: KeyError: 'oops'", "--traceback"
     )
+
+
+def test_decompile_verifies_unless_told_not_to(fake_core, files, capsys):
+    del VERIFY_FLAGS[:]
+    assert cli.main(["decompile", str(files / "script.py")]) == 0
+    assert cli.main(["decompile", str(files / "script.py"), "--no-verify"]) == 0
+    capsys.readouterr()
+    assert VERIFY_FLAGS == [True, False]
+
+
+def test_unverified_text_says_so(tmp_path, capsys, monkeypatch):
+    """When the verifier accepts no form, the printed text starts with a comment saying so."""
+    import pellucid.verify
+    from pellucid.verify import Verdict
+
+    def refuse(original, candidate, bindings=None):
+        return Verdict(False, "differs: refused by the test"), [original]
+
+    monkeypatch.setattr(pellucid.verify, "check_blaming", refuse)
+    src = tmp_path / "m.py"
+    src.write_text("def f(x):\n    return x + 1\n")
+    assert cli.main(["decompile", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# pellucid: NOT verified equivalent"), out
+    assert "refused by the test" in out.splitlines()[0]

@@ -35,6 +35,7 @@ EXPECTED = {
     "MATCH_STATEMENT": ((3, 10), None),
     "MATCH_PUSHES_SUCCESS": ((3, 10), (3, 10)),
     "EXCEPT_STAR": ((3, 11), None),
+    "SUPER_ATTR_INSTRUCTION": ((3, 12), None),
     "INSTRUCTION_LINE_NUMBER": ((3, 13), None),
     "COLUMN_POSITIONS": ((3, 11), None),
     "CO_HAS_DOCSTRING": ((3, 14), None),

@@ -215,6 +215,12 @@ def _outcomes(op, arg, pops):
         st = side.initial()
         st.vars.update({"x": ("arg", "xv"), "c": ("arg", "cv")})
         st.stack = [marker] + _stack_for(op, arg, pops)
+        if op == "SET_FUNCTION_ATTRIBUTE":
+            # (only a function built here, whose attributes it knows, is modelled: an unknown
+            # callable's attributes are not pellucid's to set)
+            fn = machine._fresh_function(st)
+            st.heap[fn] = machine._func_contents(("arg", "code"), {})
+            st.stack[-1] = fn
         if not features.EXCEPTION_IS_ONE_VALUE and op in ("POP_EXCEPT", "END_ASYNC_FOR"):
             # inside an ``except`` block: the six exception values end the stack
             st.ehstack.append((len(st.stack) - 6, machine.EXCINFO_ARG))

@@ -164,6 +164,12 @@ def _add_decompile_command(
         help="syntax-highlight the output with pygments: 'auto' (default) when stdout is a "
         "terminal and NO_COLOR is not set",
     )
+    cmd.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="do not check the source equivalent to the bytecode (faster; by default the text "
+        "shown is the form pellucid.verify accepted, and says so in a comment when none was)",
+    )
     cmd.set_defaults(run=_run_decompile)
 
 
@@ -421,7 +427,7 @@ def _silence_stdout() -> None:
 
 def _run_decompile(args: argparse.Namespace) -> int:
     units = resolve_target(args.target)
-    text = _render(units)
+    text = _render(units, verify=not args.no_verify)
     if args.output:
         _write_file(args.output, text)
         return EXIT_OK
@@ -433,13 +439,13 @@ def _run_decompile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _render(units: List[Unit]) -> str:
+def _render(units: List[Unit], verify: bool = True) -> str:
     from pellucid.decompiler import api
 
     chunks = []
     for unit in units:
         try:
-            source = api.decompile(unit.code if unit.obj is None else unit.obj)
+            source = api.decompile(unit.code if unit.obj is None else unit.obj, verify=verify)
         except Exception as exc:
             kind = "" if isinstance(exc, DecompileError) else f"{type(exc).__name__}: "
             raise CliError(

@@ -134,6 +134,10 @@ MATCH_STATEMENT = "MATCH_CLASS" in _OPS
 #: ``MATCH_CLASS``/``MATCH_KEYS`` push a success bool above their result.
 MATCH_PUSHES_SUCCESS = _stack_effect("MATCH_KEYS") == 2
 
+#: ``super().attr`` compiles to ``LOAD_SUPER_ATTR`` (which reads the ``__class__`` cell itself),
+#: unless the module names ``super`` at its top level.
+SUPER_ATTR_INSTRUCTION = "LOAD_SUPER_ATTR" in _OPS
+
 #: ``try``/``except*`` exists (``CHECK_EG_MATCH``).
 EXCEPT_STAR = "CHECK_EG_MATCH" in _OPS
 

@@ -22,15 +22,17 @@ from pellucid.errors import DecompileError
 _INDENT = "    "
 
 
-def render_class(cls: type) -> str:
-    """Source of ``cls`` as a class statement with its methods, or DecompileError saying why not."""
-    text = _render(cls, set())
+def render_class(cls: type, verify: bool = True) -> str:
+    """Source of ``cls`` as a class statement with its methods, or DecompileError saying why not.
+
+    ``verify``: each method is shown as :func:`pellucid.decompile` shows it with ``verify``."""
+    text = _render(cls, set(), verify)
     if text is None:
         raise DecompileError(class_message(cls))
     return text
 
 
-def _render(cls: type, seen: Set[int]) -> Optional[str]:
+def _render(cls: type, seen: Set[int], verify: bool) -> Optional[str]:
     """The class statement, or None when neither it nor a nested class has Python methods."""
     if id(cls) in seen:  # a class stored inside itself: render it once
         return None
@@ -45,7 +47,7 @@ def _render(cls: type, seen: Set[int]) -> Optional[str]:
         if isinstance(value, types.FunctionType) and id(value) in first_name:
             members.append("%s = %s" % (name, first_name[id(value)]))  # an alias: 'ww = w'
             continue
-        text = _member(cls, name, value, seen)
+        text = _member(cls, name, value, seen, verify)
         if isinstance(value, types.FunctionType) and text is not None and name.isidentifier():
             first_name[id(value)] = name
         if text is not None:
@@ -72,33 +74,33 @@ def _name_of(cls: type) -> str:
     return "__pellucid_class__"
 
 
-def _member(owner: type, name: str, value: Any, seen: Set[int]) -> Optional[str]:
+def _member(owner: type, name: str, value: Any, seen: Set[int], verify: bool) -> Optional[str]:
     if inspect.isclass(value):
         # Only classes defined inside this one, not aliases such as 'x = int'.
         if getattr(value, "__qualname__", "") == "%s.%s" % (owner.__qualname__, name):
-            return _render(value, seen)
+            return _render(value, seen, verify)
         return None
     if isinstance(value, types.FunctionType):
-        return _function(owner, name, value, [])
+        return _function(owner, name, value, [], verify)
     if isinstance(value, staticmethod):
-        return _decorated(owner, name, value.__func__, "staticmethod")
+        return _decorated(owner, name, value.__func__, "staticmethod", verify)
     if isinstance(value, classmethod):
-        return _decorated(owner, name, value.__func__, "classmethod")
+        return _decorated(owner, name, value.__func__, "classmethod", verify)
     cached_property = getattr(functools, "cached_property", None)
     if cached_property is not None and isinstance(value, cached_property):
-        return _decorated(owner, name, value.func, "functools.cached_property")
+        return _decorated(owner, name, value.func, "functools.cached_property", verify)
     if isinstance(value, property):
-        return _property(owner, name, value)
+        return _property(owner, name, value, verify)
     return None
 
 
-def _decorated(owner: type, name: str, func: Any, decorator: str) -> Optional[str]:
+def _decorated(owner: type, name: str, func: Any, decorator: str, verify: bool) -> Optional[str]:
     if not isinstance(func, types.FunctionType):  # e.g. staticmethod(len): no bytecode
         return None
-    return _function(owner, name, func, [decorator])
+    return _function(owner, name, func, [decorator], verify)
 
 
-def _property(owner: type, name: str, prop: property) -> Optional[str]:
+def _property(owner: type, name: str, prop: property, verify: bool) -> Optional[str]:
     parts: List[str] = []
     for accessor, decorator in (("fget", "property"), ("fset", "%s.setter" % name),
                                 ("fdel", "%s.deleter" % name)):
@@ -109,18 +111,23 @@ def _property(owner: type, name: str, prop: property) -> Optional[str]:
             return None  # property(operator.itemgetter(0)) and the like: not bytecode
         if not parts and accessor != "fget":
             parts.append("%s = property()" % name)  # setter-only property
-        parts.append(_function(owner, name, func, [decorator]))
+        parts.append(_function(owner, name, func, [decorator], verify))
     return "\n\n".join(parts) if parts else None
 
 
-def _function(owner: type, name: str, func: types.FunctionType, decorators: List[str]) -> str:
-    from pellucid.decompiler.render import render_code
+def _function(owner: type, name: str, func: types.FunctionType, decorators: List[str],
+              verify: bool) -> str:
+    from pellucid.decompiler.api import render_checked
 
     code = func.__code__
     try:
         if code.co_name == "<lambda>" and not decorators:
-            return "%s = %s" % (name, render_code(code, func))
-        source = render_code(code, func, name if name.isidentifier() else None)
+            text = render_checked(code, func, None, verify)
+            if text.startswith("#"):  # not verified: the comment goes above the assignment
+                comment, _, text = text.partition("\n")
+                return "%s\n%s = %s" % (comment, name, text)
+            return "%s = %s" % (name, text)
+        source = render_checked(code, func, name if name.isidentifier() else None, verify)
     except DecompileError as exc:
         raise DecompileError("could not decompile %s.%s: %s" % (owner.__qualname__, name, exc)) \
             from exc

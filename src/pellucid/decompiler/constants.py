@@ -82,6 +82,9 @@ class ConstantPool:
         self.bodies: Dict[Any, Any] = {}
         #: whether a ``LOAD_ASSERTION_ERROR`` was decompiled with this pool (``tidy`` has work)
         self.made_assertion = False
+        #: the fallback's nested ``def`` names (unique within one decompile) -> the code object's
+        #: own name and qualified name, which recompile gives the compiled code back
+        self.fallback_defs: Dict[str, Any] = {}
 
     def expr(self, value: Any, as_set: bool = False) -> ast.expr:
         """Expression for ``value``; ``as_set`` writes a frozenset as a set display (``x in {1}``)."""

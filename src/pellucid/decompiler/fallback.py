@@ -85,10 +85,14 @@ class FallbackError(Exception):
     """The fallback itself met bytecode it cannot translate (reported as a DecompileError)."""
 
 
-def forced() -> bool:
-    """``PELLUCID_FORCE_FALLBACK=1`` (for testing) or :func:`force_fallback`: every code object
-    goes through the fallback."""
-    return getattr(_FORCE, "reason", None) is not None or os.environ.get(ENV_FORCE, "") not in ("", "0")
+def forced(code: Optional[types.CodeType] = None) -> bool:
+    """``PELLUCID_FORCE_FALLBACK=1`` (for testing) or :func:`force_fallback`: ``code`` (every
+    code object, unless :func:`force_fallback` named some) goes through the fallback."""
+    if getattr(_FORCE, "reason", None) is not None:
+        codes = getattr(_FORCE, "codes", None)
+        if codes is None or (code is not None and any(c is code for c in codes)):
+            return True
+    return os.environ.get(ENV_FORCE, "") not in ("", "0")
 
 
 def _forced_reason() -> str:
@@ -100,19 +104,22 @@ _FORCE = threading.local()
 
 
 @contextlib.contextmanager
-def force_fallback(reason: str) -> Iterator[None]:
-    """Decompile everything inside the block with the fallback, whose marker says ``reason``.
+def force_fallback(reason: str, codes: Optional[List[types.CodeType]] = None) -> Iterator[None]:
+    """Decompile everything inside the block (only the code objects ``codes``, when given) with
+    the fallback, whose marker says ``reason``.
 
     Used when the structured output is nested too deeply for the recursive passes after it
     (``ast`` visitors, unparse, CPython's compiler): the fallback's one statement per
-    instruction keeps every expression flat.
+    instruction keeps every expression flat; and by :func:`pellucid.recompile` when the
+    verifier did not accept the structured form of some code objects.
     """
-    previous = getattr(_FORCE, "reason", None)
+    previous = getattr(_FORCE, "reason", None), getattr(_FORCE, "codes", None)
     _FORCE.reason = reason
+    _FORCE.codes = list(codes) if codes is not None else None
     try:
         yield
     finally:
-        _FORCE.reason = previous
+        _FORCE.reason, _FORCE.codes = previous
 
 
 def _slot(depth: int) -> str:
@@ -173,6 +180,7 @@ class Fallback:
         self.globals_: set = set()
         self.nonlocals: set = set()
         self.nfn = 0
+        self.fn_names: Dict[int, str] = {}  # see _realize
         self.entry: Dict[Block, _State] = {}
         self.exit_nexc: Dict[Block, int] = {}
         self._tolerant = False
@@ -715,7 +723,7 @@ class Fallback:
 
     def op_CONVERT(self, ins: Instr, arg: int) -> None:
         fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[arg]
-        self.push("%s(%s)" % (fn, self.pop()))
+        self.push("__pellucid_builtins.%s(%s)" % (fn, self.pop()))
 
     def op_FORMAT(self, ins: Instr, arg: Any) -> None:
         conv, has_spec = arg
@@ -723,7 +731,7 @@ class Fallback:
         v = self.pop()
         if conv != -1:
             fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[conv]
-            v = "%s(%s)" % (fn, v)
+            v = "__pellucid_builtins.%s(%s)" % (fn, v)
         self.push("__pellucid_builtins.format(%s, %s)" % (v, spec))
 
     def op_LIST_APPEND(self, ins: Instr, arg: int) -> None:
@@ -936,7 +944,16 @@ class Fallback:
         if kind != "function":
             return
         code, attrs, qualname, n = payload
-        fname = "__pellucid_fn%d" % n
+        fname = self.fn_names.get(n)
+        if fname is None:
+            # (unique within the decompile: recompile renames the code object compiled from
+            # this ``def`` back to the original's name, see ``ConstantPool.fallback_defs``)
+            fname = self.fn_names[n] = "__pellucid_fn%d" % (len(self.pool.fallback_defs) + 1)
+            q = getattr(code, "co_qualname", None) or qualname
+            nargs = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04)
+                     + bool(code.co_flags & 0x08))
+            self.pool.fallback_defs[fname] = (code.co_name, q if isinstance(q, str) else None,
+                                              code.co_varnames[:nargs])
         for line in self._function_def(code, attrs, qualname, fname):
             self.w(line)
         self.w("%s = %s" % (_slot(depth), fname))
@@ -1528,7 +1545,7 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
     from pellucid.decompiler.body import BodyDecompiler
 
     try:
-        if forced():
+        if forced(code):
             raise StructureError(_forced_reason())
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
         sub.class_name = class_name
@@ -1637,7 +1654,7 @@ def class_body_lines(code: types.CodeType, pool: ConstantPool,
     from pellucid.decompiler.functions import FunctionStub
 
     try:
-        if forced():
+        if forced(code):
             raise StructureError(_forced_reason())
         node = BodyDecompiler(code, pool).class_def(FunctionStub(code), "X", [], [], statement_name)
         stmts = node.body

@@ -242,6 +242,7 @@ class FunctionBuilder:
         body: List[ast.stmt] = []
         static: Optional[Set[str]] = None
         for s in stmts:
+            _drop_exit_bookkeeping(s)
             if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 tname = s.targets[0].id
                 if tname == "__static_attributes__" and isinstance(s.value, ast.Tuple):
@@ -376,8 +377,45 @@ def drop_tail_returns(stmts: List[ast.stmt]) -> List[ast.stmt]:
     return stmts
 
 
-def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) -> List[ast.stmt]:
-    """Docstring, ``global``/``nonlocal`` declarations, and no redundant final ``return``."""
+def _unused_free_variables(code: types.CodeType, stmts: List[ast.stmt]) -> List[str]:
+    """``code``'s free variables the statements never name (``__class__`` and the like, which
+    the compiler makes free for ``super()``, left out)."""
+    if not code.co_freevars:
+        return []
+    named = set()
+    for node in ast.walk(ast.Module(stmts, [])):
+        if isinstance(node, ast.Name):
+            named.add(node.id)
+        elif isinstance(node, (ast.Nonlocal, ast.Global)):
+            named.update(node.names)
+    return [n for n in code.co_freevars if n not in named and not n.startswith("__class")]
+
+
+def _is_bookkeeping(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+        isinstance(s.targets[0], ast.Name) and s.targets[0].id in _CLASS_BOOKKEEPING
+
+
+def _drop_exit_bookkeeping(s: ast.stmt) -> None:
+    """The compiler's own stores at each exit of a class body (3.13's
+    ``__static_attributes__``) end the arms of an ``if`` the body ends in: not written, the
+    class statement makes them."""
+    if isinstance(s, ast.If):
+        for arm in (s.body, s.orelse):
+            while arm and _is_bookkeeping(arm[-1]):
+                arm.pop()
+            if arm:
+                _drop_exit_bookkeeping(arm[-1])
+        if not s.body:
+            s.body.append(ast.Pass())
+
+
+def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any,
+                         nested: bool = True) -> List[ast.stmt]:
+    """Docstring, ``global``/``nonlocal`` declarations, and no redundant final ``return``.
+
+    ``nested``: the function is defined inside another one (not the code being decompiled),
+    so its free variables can be declared ``nonlocal``."""
     if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
         stmts = stmts[:-1]
     stmts = drop_tail_returns(stmts)
@@ -392,6 +430,11 @@ def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) 
     # An annotation of a simple name in a function is never evaluated and compiles to nothing.
     head.extend(ast.AnnAssign(ast.Name(n, ast.Store()), ast.Name("object", ast.Load()), None, 1)
                 for n in unassigned_locals(code, stmts))
+    unused = _unused_free_variables(code, head + stmts) if nested else []
+    if unused:
+        # A free variable no instruction uses (``def f(): nonlocal a``) is still part of the
+        # function's closure.
+        head.append(ast.Nonlocal(unused))
     body = head + stmts
     flags = kind_flags(code)
     if flags & CO_ASYNC_GENERATOR and _returns_value(body):

@@ -10,7 +10,7 @@ import os
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.bytecode.features import AST_TYPE_PARAMS
+from pellucid.bytecode.features import AST_TYPE_PARAMS, SUPER_ATTR_INSTRUCTION
 from pellucid.bytecode.imported_names import import_bound_names
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
@@ -58,7 +58,34 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str =
     declaration = _imports_declaration(code) if imports else None
     if declaration is not None:
         tree.body.append(declaration)
+    if _super_unoptimized(code):
+        # 3.12+ compiles ``super().attr`` to LOAD_SUPER_ATTR (reading the __class__ cell
+        # itself) unless the module names ``super`` at its top level; the original was compiled
+        # so.  A never-run ``if False: super`` at the top keeps the plain call.
+        tree.body.append(ast.If(ast.Constant(False), [ast.Expr(ast.Name("super", ast.Load()))],
+                                []))
     return tree, pool
+
+
+def _super_unoptimized(code: types.CodeType) -> bool:
+    """3.12+: ``code`` (or a code object in it) calls the global ``super`` but no instruction
+    is LOAD_SUPER_ATTR -- its module named ``super`` at the top level."""
+    if not SUPER_ATTR_INSTRUCTION:
+        return False
+    calls = False
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        names = c.co_names
+        if "super" in names:
+            import dis
+            for ins in dis.get_instructions(c):
+                if ins.opname == "LOAD_SUPER_ATTR":
+                    return False
+                if ins.opname == "LOAD_GLOBAL" and ins.argval == "super":
+                    calls = True
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return calls
 
 
 def _imports_declaration(code: types.CodeType) -> Optional[ast.stmt]:
@@ -266,6 +293,28 @@ def _retarget_qualnames(code: types.CodeType, old: str, new: str) -> types.CodeT
     return code.replace(**changes)
 
 
+def _rename_fallback_defs(code: types.CodeType, names: Dict[str, Any]) -> types.CodeType:
+    """Give the code objects of the fallback's nested ``def __pellucid_fnN`` the name, qualified
+    name and argument names of the code objects they stand for: a function's code, name and
+    qualified name are what MAKE_FUNCTION made of the original's (the fallback's ``__name__``
+    and ``__qualname__`` assignments then change nothing)."""
+    consts = tuple(_rename_fallback_defs(c, names) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    changes: Dict[str, Any] = {}
+    if any(a is not b for a, b in zip(consts, code.co_consts)):
+        changes["co_consts"] = consts
+    renamed = names.get(code.co_name)
+    if renamed is not None:
+        changes["co_name"] = renamed[0]
+        if renamed[1] is not None and hasattr(code, "co_qualname"):
+            changes["co_qualname"] = renamed[1]
+        args = renamed[2]
+        if code.co_varnames[:len(args)] != args and not set(args) & set(code.co_varnames[len(args):]):
+            # (a comprehension's '.0', written '__pellucid__0' in source)
+            changes["co_varnames"] = args + code.co_varnames[len(args):]
+    return code.replace(**changes) if changes else code
+
+
 def find_nested_code(code: types.CodeType, name: str) -> Optional[types.CodeType]:
     """The first code object named ``name`` nested (at any depth) in ``code``'s constants.
 
@@ -321,6 +370,8 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         module = compile(to_compile, filename, "exec", dont_inherit=True, optimize=0)
     except SyntaxError as exc:
         raise DecompileError("decompiled source of %s does not compile: %s" % (code.co_name, exc))
+    if pool.fallback_defs:
+        module = _rename_fallback_defs(module, pool.fallback_defs)
     if is_module_code(code):
         return Recompiled(module, source, pool.bindings)
     name = target_name(code)
@@ -329,6 +380,14 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         raise DecompileError("recompiled source lost the function %s" % code.co_name)
     if keep_locals is True and (shadowed_locals(code) or repeated_locals(code)):
         new = _real_names(code, new)
+    nargs = _nargs(code)
+    if new.co_varnames[:nargs] != code.co_varnames[:nargs] and len(new.co_varnames) >= nargs \
+            and all(a == b or not a.isidentifier()
+                    for a, b in zip(code.co_varnames[:nargs], new.co_varnames[:nargs])) \
+            and not set(code.co_varnames[:nargs]) & set(new.co_varnames[nargs:]):
+        # An argument source cannot name (a comprehension's '.0', decompiled on its own) was
+        # written under a stand-in name: the code gets the original's back.
+        new = new.replace(co_varnames=code.co_varnames[:nargs] + new.co_varnames[nargs:])
     problems: List[str] = []
     for attr in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount"):
         if getattr(new, attr, 0) != getattr(code, attr, 0):
@@ -346,12 +405,29 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     if problems:
         raise DecompileError("recompiled %s differs in layout: %s" % (code.co_name, ", ".join(problems)))
     compiled_qualname = (WRAPPER + ".<locals>." if code.co_freevars else "") + name
-    original_qualname = getattr(code, "co_qualname", qualname or code.co_name)
+    # (what the code's own constants say first: they are what its nested code objects store)
+    original_qualname = getattr(code, "co_qualname", None) or _qualname_in_consts(code) \
+        or qualname or code.co_name
     new = _retarget_qualnames(new, compiled_qualname, original_qualname)
     changes: Dict[str, Any] = {"co_name": code.co_name, "co_flags": code.co_flags}
     if not path:
         changes["co_filename"] = code.co_filename
     return Recompiled(new.replace(**changes), source, pool.bindings)
+
+
+def _qualname_in_consts(code: types.CodeType) -> Optional[str]:
+    """Up to 3.10 a code object does not know its qualified name, but the functions it makes
+    get theirs from its constants (``'outer.<locals>.f'`` before MAKE_FUNCTION), and the
+    classes it makes store theirs: ``outer``."""
+    strings = [c for c in code.co_consts if isinstance(c, str)]
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            tail = ".<locals>." + c.co_name
+            # (a class body stores its own qualified name, one of its constants)
+            for q in strings + [k for k in c.co_consts if isinstance(k, str)]:
+                if q.endswith(tail) and q != tail:
+                    return q[:-len(tail)]
+    return None
 
 
 def _nargs(code: types.CodeType) -> int:

@@ -29,7 +29,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]
         return tidy_(fold_temporaries(ast.Module(stmts, []))), pool
-    body = finish_function_body(code, stmts, sub)
+    body = finish_function_body(code, stmts, sub, nested=False)
     d = defaults or {}
     args = build_arguments(code, d.get("defaults", []), d.get("kwdefaults", {}), d.get("annotations", {}))
     fname = name or (code.co_name if code.co_name.isidentifier() else "__pellucid_function__")

@@ -50,6 +50,12 @@ def place_at_original_lines(tree: ast.Module, decompiled: ast.Module, firstlinen
         if own is None and twin is not None and isinstance(node, ast.stmt):
             inner = _first_tagged(twin)
             own = _line_only(inner) if inner is not None else None
+        if own is None and isinstance(twin, ast.BoolOp):
+            # ``a or (b and c)`` over several lines: CPython gives each operator's jumps the
+            # position of its own expression, and threads a jump to another only where the two
+            # lines agree -- which decides whether a value's __bool__ runs once or twice.  So
+            # an untagged ``and``/``or`` spans its operands, as the parsed source's would.
+            own = _span(twin.values[0], twin.values[-1])
         position = own if own is not None else _line_only(inherited)
         if "lineno" in node._attributes:
             _set_position(node, position)
@@ -88,6 +94,26 @@ def _first_tagged(node: ast.AST) -> Optional[Position]:
                 children.append(value)
         todo.extend(reversed(children))
     return None
+
+
+def _span(first: ast.AST, last: ast.AST) -> Optional[Position]:
+    """From the start of the first tagged node in ``first`` to the end of the last in ``last``."""
+    start = _first_tagged(first)
+    end = _last_tagged(last)
+    if start is None or end is None:
+        return None
+    return (start[0], end[1], start[2], end[3])
+
+
+def _last_tagged(node: ast.AST) -> Optional[Position]:
+    """The position, among the tagged nodes in ``node``, that ends last."""
+    found: Optional[Position] = None
+    for current in ast.walk(node):
+        mine = getattr(current, "_pos", None)
+        if mine is not None and mine[1] is not None and (
+                found is None or (mine[1], mine[3] or -1) > (found[1], found[3] or -1)):
+            found = mine
+    return found
 
 
 def _set_position(node: ast.AST, position: Position) -> None:

@@ -322,9 +322,12 @@ class StackMachine:
     op_LOAD_NAME = op_LOAD_DEREF = op_LOAD_CLASSDEREF = op_LOAD_FAST
 
     def op_LOAD_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        if arg == "AssertionError" and arg in self.local_names and ASSERT_LOADS_GLOBAL_ASSERTION_ERROR:
+        if arg == "AssertionError" and ASSERT_LOADS_GLOBAL_ASSERTION_ERROR and (
+                arg in self.local_names or not self.code.co_flags & 0x01):
             # 3.8's ``assert`` loads the global AssertionError even where a local of that name
-            # exists; only an ``assert`` statement says that (``global`` would clash with it)
+            # exists; only an ``assert`` statement says that (``global`` would clash with it).
+            # Module code and class bodies load names with LOAD_NAME: a LOAD_GLOBAL there is an
+            # ``assert`` too (a ``raise AssertionError`` would look in the locals first).
             self.op_LOAD_ASSERTION_ERROR(None, stack, out, ins)
             return
         if arg in self.local_names:

@@ -14,16 +14,19 @@ shared variables, so equalities between the two programs survive) and exploratio
 the generalisation, which converges for the loops compilers produce.  (An event the original
 reaches by falling through from its start is reached once: nothing is kept there.)
 """
+import heapq
+import itertools
 from itertools import compress
 from operator import is_not
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.verify.machine import (Memo, MState, Side, Unsupported, can_forget_lists,
-                                     escape_lists, forget_lists, gc_lists, go_handler, heap_free,
+from pellucid.verify.machine import (_HEAP_KINDS, STR_RESULTS, Memo, MState, Side, Unsupported,
+                                     can_forget_lists_except, escape_lists, forget_lists_except,
+                                     gc_lists, go_handler, heap_free, method_escapes,
                                      not_known_free, observe, reachable_lists, rename_lists, run)
-from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
+from pellucid.verify.terms import NULL, UNBOUND, Term, has_kind, kind_of, maybe_unbound, render
 
-KEEP = 2  # distinct states kept per position pair before generalising
+KEEP = 1  # distinct states kept per position pair before generalising
 
 
 class Mismatch(Exception):
@@ -35,10 +38,13 @@ class TooLarge(Exception):
 
 
 class Pair:
-    __slots__ = ("o", "c", "facts", "epoch", "names")
+    __slots__ = ("o", "c", "facts", "epoch", "names", "rounds")
 
     def __init__(self, o: MState, c: MState, facts: Dict[Term, bool], epoch: int) -> None:
         self.o, self.c, self.facts, self.epoch = o, c, facts, epoch
+        # How many times the original went back to an earlier instruction on this path (see
+        # ``Explorer.explore``).
+        self.rounds = 0
         # The variable names of ``o`` and of ``c``, sorted, once ``instance`` needed them (only
         # for a kept pair: those are never changed).
         self.names: Optional[Tuple[List[str], List[str]]] = None
@@ -51,6 +57,7 @@ class Pair:
         p.facts = self.facts.copy()
         p.epoch = self.epoch
         p.names = None
+        p.rounds = self.rounds
         return p
 
 
@@ -61,13 +68,18 @@ def _is_var(t: Any) -> bool:
             and type(t[2]) is bool)
 
 
-_STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is"})
+_STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is", "converted", "tested",
+                         "import_failed"})
 
 
 class _Joiner:
-    def __init__(self, counter: List[int]) -> None:
+    def __init__(self, counter: List[int], facts_a: Dict[Term, bool],
+                 facts_b: Dict[Term, bool]) -> None:
         self.memo: Dict[Tuple[Term, Term], Term] = {}
         self.counter = counter
+        # (a variable that may be unbound but was found bound on that path is bound there)
+        self.facts_a = facts_a
+        self.facts_b = facts_b
 
     def term(self, a: Term, b: Term) -> Term:
         if a == b:
@@ -83,12 +95,14 @@ class _Joiner:
         if v is None:
             self.counter[0] += 1
             # NULL is what LOAD_FAST_AND_CLEAR saves for an unbound variable.
-            flag = (a in (UNBOUND, NULL) or b in (UNBOUND, NULL) or maybe_unbound(a)
-                    or maybe_unbound(b))
-            # A variable standing for exact bools stays one: branching on it is a pure decision.
+            flag = (a in (UNBOUND, NULL) or b in (UNBOUND, NULL)
+                    or (maybe_unbound(a) and not self.facts_a.get(("bound", a)))
+                    or (maybe_unbound(b) and not self.facts_b.get(("bound", b))))
+            # A variable standing for exact bools stays one: branching on it is a pure decision;
+            # likewise for strs (joining them runs no user code).
             # Variables that may stand for NULL get negative numbers (see ``_call_parts``).
             num = -self.counter[0] if NULL in (a, b) else self.counter[0]
-            v = ("v", num, bool(flag), is_bool(a) and is_bool(b))
+            v = ("v", num, bool(flag), kind_of(a, b))
             self.memo[key] = v
         return v
 
@@ -106,17 +120,17 @@ class _Joiner:
         s.nalloc = max(a.nalloc, b.nalloc)
         # (most terms are the same object in both states: no call for those)
         s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
-        # (the names in the order of this set, as always: variables are numbered in that order)
+        # (only the names whose terms are not the same object in both are looked at: most are,
+        # and are found at C speed)
         aget, bget = a.vars.get, b.vars.get
-        out: Dict[str, Term] = {}
+        out: Dict[str, Term] = a.vars.copy()
         s.vars = out
-        for name in set(a.vars) | set(b.vars):
-            x = aget(name, UNBOUND)
-            y = bget(name, UNBOUND)
-            if x is not y:
-                x = term(x, y)
+        for name in _differing(a.vars, b.vars):
+            x = term(aget(name, UNBOUND), bget(name, UNBOUND))
             if x != UNBOUND:
                 out[name] = x
+            else:
+                out.pop(name, None)
         s.excinfo = term(a.excinfo, b.excinfo)
         eh = []
         for (la, ta), (lb, tb) in zip(a.ehstack, b.ehstack):
@@ -124,15 +138,21 @@ class _Joiner:
                 raise Unsupported("handler blocks differ at a loop")
             eh.append((la, term(ta, tb)))
         s.ehstack = eh
-        bt = b.truths
-        s.truths = {k: v for k, v in a.truths.items() if bt.get(k) == v}
         return s
 
 
-def _forgettable(p: Pair, memo: Memo) -> None:
-    """Raise unless the known lists of ``p`` can be forgotten (``forget_lists``)."""
-    if (p.o.heap or p.c.heap) and not can_forget_lists(p.o, p.c, memo):
+def _forgettable(p: Pair, keep_o: Dict[Term, Any], keep_c: Dict[Term, Any], memo: Memo) -> None:
+    """Raise unless the known lists of ``p`` but ``keep_o``/``keep_c`` can be forgotten
+    (``forget_lists_except``)."""
+    if (p.o.heap or p.c.heap) and not can_forget_lists_except(p.o, p.c, keep_o, keep_c, memo):
         raise Unsupported("lists being built reach a loop with different contents")
+
+
+def _same_objects(a: Dict[Term, Any], b: Dict[Term, Any]) -> Dict[Term, Any]:
+    """The known objects ``a`` and ``b`` both hold with the same contents."""
+    if not a or not b:
+        return {}
+    return {k: v for k, v in a.items() if b.get(k) == v}
 
 
 # ---- known lists across a join
@@ -151,13 +171,17 @@ def _forgettable(p: Pair, memo: Memo) -> None:
 _CANON = "k"
 
 
+def _named_canonically(heap: Dict[Term, Any]) -> bool:
+    return any(k[1] == _CANON for k in heap)
+
+
 def _holds_canonical(t: Any) -> bool:
     """Whether the term ``t`` holds a canonically named list or dict at any depth."""
     todo = [t]
     while todo:
         x = todo.pop()
         if type(x) is tuple:
-            if len(x) == 3 and x[0] in ("list", "dict") and x[1] == _CANON:
+            if len(x) == 3 and x[0] in _HEAP_KINDS and x[1] == _CANON:
                 return True
             todo.extend(x)
     return False
@@ -207,7 +231,7 @@ def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Opt
     for x, y in ((ca.o, cb.o), (ca.c, cb.c)):
         if x.heap.keys() != y.heap.keys() or any(len(v) != len(y.heap[k]) for k, v in x.heap.items()):
             return None
-    j = _Joiner(counter)
+    j = _Joiner(counter, ca.facts, cb.facts)
     o = j.state(ca.o, cb.o)
     c = j.state(ca.c, cb.c)
     o.heap = {k: tuple([j.term(x, y) for x, y in zip(v, cb.o.heap[k])]) for k, v in ca.o.heap.items()}
@@ -222,24 +246,36 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     kept = _join_keeping_lists(a, b, counter, memo)
     if kept is not None:
         return kept
-    # Known list contents would grow at each iteration: the joined state has none.  (So the
-    # states are only checked to allow that, not copied to forget them.)
-    _forgettable(a, memo)
-    _forgettable(b, memo)
-    j = _Joiner(counter)
+    # Known list contents would grow at each iteration: the joined state keeps only the known
+    # objects both states hold alike (a function built before a loop, say).  (So the states
+    # are only checked to allow forgetting the others, not copied to forget them.)
+    keep_o = _same_objects(a.o.heap, b.o.heap)
+    keep_c = _same_objects(a.c.heap, b.c.heap)
+    _forgettable(a, keep_o, keep_c, memo)
+    _forgettable(b, keep_o, keep_c, memo)
+    j = _Joiner(counter, a.facts, b.facts)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
+    o.heap = keep_o
+    c.heap = keep_c
+    if keep_o or keep_c:
+        gc_lists(o, memo)
+        gc_lists(c, memo)
     facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
-def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
+def _match(p: Any, t: Any, sigma: Dict[Term, Any], facts: Optional[Dict[Term, bool]] = None
+           ) -> bool:
+    """Whether the pattern ``p`` matches ``t`` (extending ``sigma``); ``facts``: those of the
+    state ``t`` is from (a variable found bound there may stand where only bound ones may)."""
     if _is_var(p):
         if p in sigma:
             return sigma[p] == t
-        if t == NULL or (not p[2] and (t == UNBOUND or maybe_unbound(t))):
+        if t == NULL or (not p[2] and (t == UNBOUND or (maybe_unbound(t) and not (
+                facts is not None and facts.get(("bound", t)))))):
             return False
-        if p[3] and not is_bool(t):
+        if p[3] and not has_kind(t, p[3]):
             return False
         sigma[p] = t
         return True
@@ -247,7 +283,7 @@ def _match(p: Any, t: Any, sigma: Dict[Term, Any]) -> bool:
         if type(t) is not tuple or len(p) != len(t):
             return False
         for x, y in zip(p, t):  # (a loop, not all() over a generator: this is hot)
-            if not (_match(x, y, sigma) if type(x) is tuple else x == y):
+            if not (_match(x, y, sigma, facts) if type(x) is tuple else x == y):
                 return False
         return True
     return p == t
@@ -284,7 +320,7 @@ def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
 def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
     # (the heap is matched on its own, see ``instance``; the int first: the cheapest mismatch)
     return (s.nalloc, tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
-            tuple(s.ehstack), tuple(sorted(s.truths.items(), key=repr)))
+            tuple(s.ehstack))
 
 
 def _heap_items(s: MState) -> Tuple[Any, ...]:
@@ -329,8 +365,9 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     # occurrence binds it, every other must be equal to the same term), so matching them
     # before the heaps, with the substitution carried on, answers as matching all at once;
     # and most kept states fail here, before any copy or walk.
-    if general.o.heap or general.c.heap:
-        # (known lists in a generalisation are named canonically: see ``_join_keeping_lists``)
+    if _named_canonically(general.o.heap) or _named_canonically(general.c.heap):
+        # (known lists a generalisation kept through ``_join_keeping_lists`` are named
+        # canonically; those ``join`` kept because both states held them alike are not)
         canon = _canonical(p, memo)
         if canon is None:
             return False
@@ -357,19 +394,19 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
         names_c = _names(general.c, p.c, general, 1)
     sigma: Dict[Term, Any] = {}
     if not _match((_state_items(general.o, names_o), _state_items(general.c, names_c)),
-                  (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma):
+                  (_state_items(p.o, names_o), _state_items(p.c, names_c)), sigma, p.facts):
         return False
     if p.o.heap or p.c.heap:
         # (only the known lists change below: without any, no copy of the states is needed)
         p = p.copy()
         gc_lists(p.o, memo)
         gc_lists(p.c, memo)
-    if not general.o.heap and not general.c.heap and (p.o.heap or p.c.heap):
+    if p.o.heap.keys() - general.o.heap.keys() or p.c.heap.keys() - general.c.heap.keys():
         # A state whose lists are opaque covers one where they are known (and agree).
-        if not forget_lists(p.o, p.c, memo):
+        if not forget_lists_except(p.o, p.c, general.o.heap, general.c.heap, memo):
             return False
     if not _match((_heap_items(general.o), _heap_items(general.c)),
-                  (_heap_items(p.o), _heap_items(p.c)), sigma):
+                  (_heap_items(p.o), _heap_items(p.c)), sigma, p.facts):
         return False
     if (general.o.heap or general.c.heap) and any(_holds_canonical(t) for t in sigma.values()):
         return False  # (a variable would stand for a known list: see ``_join_keeping_lists``)
@@ -382,10 +419,12 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
 # --------------------------------------------------------------------------- the explorer
 
 class Explorer:
-    def __init__(self, orig: Side, cand: Side, budget: int) -> None:
+    def __init__(self, orig: Side, cand: Side, budget: int, states: int) -> None:
         self.orig = orig
         self.cand = cand
-        self.budget = budget
+        self.budget = budget  # symbolic steps (see ``machine.run``)
+        self.max_states = states  # states taken from the queue, and generalisations
+        self.states = 0
         self.steps = [0]
         self.varcount = [0]
         code = orig.code
@@ -396,110 +435,174 @@ class Explorer:
         self.effects = 0
         self.memo: Memo = {}  # see machine.heap_free
         self.varmemo: VarMemo = {}  # see _var_free
+        self.methodmemo: Dict[int, Any] = {}  # see machine.method_escapes
 
     def explore(self) -> None:
-        start = Pair(self.orig.initial(), self.cand.initial(), {}, 0)
-        work: List[Pair] = [start]
-        seen: Dict[Tuple[Any, ...], List[Pair]] = {}
-        first = self.orig.first_target()
-        # (attributes read at every event, as locals)
-        orig, cand, steps, budget, memo = self.orig, self.cand, self.steps, self.budget, self.memo
-        while work:
-            p = work.pop()
+        """Explore every path of both programs in lockstep (see the module docstring).
+
+        States wait in a queue ordered by position (the original's index first): where paths
+        meet, every state that reaches the same pair of positions -- and the same events there
+        -- is taken together, so that a position is generalised once for all the arrivals known
+        by then rather than once per path, and what follows it is explored once for them.  (The
+        original's instructions come in an order where a forward jump goes to a later index,
+        so the paths that meet at a position usually have all arrived before it is taken.)
+        Before the position comes the number of times the path went back (a loop's next
+        iteration): every path through a loop body reaches the loop's start again before any
+        is taken there, so a loop with many branches is generalised once per round, not once
+        per branch.
+        """
+        orig, cand, steps, budget = self.orig, self.cand, self.steps, self.budget
+        max_states = self.max_states
+        heap: List[Tuple[Any, ...]] = []
+        seq = itertools.count()
+
+        def push(p: Pair) -> None:
+            start = p.o.pc
             eo = run(orig, p.o, p.facts, p.epoch, steps)
             ec = run(cand, p.c, p.facts, p.epoch, steps)
             if steps[0] > budget:
-                raise TooLarge("too large to verify (more than %d symbolic steps)" % budget)
-            # Whether nothing else refers to ``p`` (nor will): its last outcome below may then
-            # continue from ``p`` itself instead of a copy.
-            private = False
-            if eo.kind not in ("return", "unwind") and p.o.pc < first:
-                # The original reached this event by falling through from its start (see
-                # ``Side.first_target``): every other path of this exploration has left that
-                # straight line -- through a jump or a handler, or by ending -- where the two
-                # outcomes of a decision or an effect part, or stops on it at another event (the
-                # exception a load that may be unbound raises), so it never comes back: no later
-                # arrival here is compared with this state, and it is not kept.
-                private = True
-            elif eo.kind not in ("return", "unwind"):
-                # One instruction can be several events in a row (a truth test, then the
-                # decision on its result): each is its own position.
-                key = (p.o.pc, p.c.pc, eo.key[0], ec.key[0])
-                kept = seen.get(key)
-                if kept is None:
-                    kept = seen[key] = []
-                covered = False
-                for g in kept:
-                    if instance(g, p, memo, self.varmemo, True):
-                        covered = True
-                        break
-                if covered:
-                    continue
-                if len(kept) >= KEEP:
-                    g = join(kept[-1], p, self.varcount, memo)
-                    kept[-1] = g
-                    p = g.copy()
-                    private = True
-                    eo = run(orig, p.o, p.facts, p.epoch, steps)
-                    ec = run(cand, p.c, p.facts, p.epoch, steps)
-                else:
+                raise TooLarge("not proven: too large to verify (more than %d symbolic steps)"
+                               % budget)
+            if p.o.pc < start:
+                p.rounds += 1  # (a loop's next iteration: see above)
+            # One instruction can be several events in a row (a truth test, then the decision
+            # on its result): each is its own position.
+            heapq.heappush(heap, (p.rounds, p.o.pc, p.c.pc, eo.key[0], ec.key[0], next(seq), p,
+                                  eo, ec))
+
+        push(Pair(self.orig.initial(), self.cand.initial(), {}, 0))
+        seen: Dict[Tuple[Any, ...], List[Pair]] = {}
+        first = self.orig.first_target()
+        memo, varmemo = self.memo, self.varmemo
+        while heap:
+            item = heapq.heappop(heap)
+            group = [item]
+            while heap and heap[0][:5] == item[:5]:
+                group.append(heapq.heappop(heap))
+            self.states += len(group)
+            if self.states > max_states:
+                raise TooLarge("not proven: too large to verify (more than %d states)"
+                               % max_states)
+            key = item[1:5]
+            eo = item[7]
+            if eo.kind in ("return", "unwind") or item[1] < first:
+                # The end of a path; or the original reached this event by falling through from
+                # its start (see ``Side.first_target``): every other path of this exploration
+                # has left that straight line -- through a jump or a handler, or by ending --
+                # where the two outcomes of a decision or an effect part, or stops on it at
+                # another event (the exception a load that may be unbound raises), so it never
+                # comes back: no later arrival here is compared with this state, and it is not
+                # kept.  Nothing else refers to such a state: its last outcome below may
+                # continue from it instead of a copy.
+                for item in group:
+                    self._expand(item[6], item[7], item[8], True, push)
+                continue
+            kept = seen.get(key)
+            if kept is None:
+                kept = seen[key] = []
+            fresh: List[Tuple[Pair, Any, Any]] = []
+            for item in group:
+                p = item[6]
+                if not any(instance(g, p, memo, varmemo, True) for g in kept):
+                    fresh.append((p, item[7], item[8]))
+            if not fresh:
+                continue
+            if len(kept) + len(fresh) <= KEEP:
+                for p, eo, ec in fresh:
                     # (kept as it is: from here on ``p`` is only read -- every outcome below
                     # continues from a copy -- and kept states are never changed)
                     kept.append(p)
-            self._compare(p, eo, ec)
-            if eo.kind in ("return", "unwind"):
-                self.paths += 1
+                    self._expand(p, eo, ec, False, push)
                 continue
-            if eo.kind == "decide":
-                base = eo.key[1]
-                for val in (False, True):
-                    q = p if val and private else p.copy()
-                    q.facts[base] = val
-                    work.append(q)
-                continue
-            self.effects += 1
-            if eo.can_raise and eo.observe and eo.ins is not None and ec.ins is not None \
-                    and eo.ins.handler is None and ec.ins.handler is None:
-                # The exception leaves both frames at once: that path is one "unwind" event on
-                # each side, with the same key (this exception) and, as observed, the variables
-                # just compared equal at this event.  Between the two only ``_after_effect``
-                # changes them, alike on both sides: cells get the same fresh terms, and the
-                # known lists reachable from the effect's operands and the cells -- corresponding
-                # lists, in the same order, as the observations agreed -- get the same canonical
-                # names and become opaque; what is observed of the others is unchanged.  So that
-                # comparison cannot fail and the path is only counted.
-                self.paths += 1
-            elif eo.can_raise:
-                q = p.copy()
-                exc: Term = ("e", p.epoch)
-                if eo.key[0] == "next":
-                    # An iterator's StopIteration is exhaustion, never an exception.
-                    q.facts[("excis", exc, "StopIteration")] = False
-                go_handler(orig, q.o, eo.ins, exc)
-                go_handler(cand, q.c, ec.ins, exc)
-                work.append(self._after_effect(q, eo, ec))
+            # More distinct states than are kept: their generalisation stands for them all.
+            states = [p for p, _, _ in fresh]
+            g = kept[-1] if len(kept) >= KEEP else states.pop(0)
+            self.states += len(states)
+            for p in states:
+                g = join(g, p, self.varcount, memo)
+            if len(kept) >= KEEP:
+                kept[-1] = g
+            else:
+                kept.append(g)
+            p = g.copy()
+            eo = run(orig, p.o, p.facts, p.epoch, steps)
+            ec = run(cand, p.c, p.facts, p.epoch, steps)
+            self._expand(p, eo, ec, True, push)
+
+    def _expand(self, p: Pair, eo: Any, ec: Any, private: bool, push: Any) -> None:
+        """Compare the events ``eo``/``ec`` the state ``p`` stands at, and queue (``push``) the
+        state after each of their outcomes.  ``private``: nothing else refers to ``p``."""
+        if (eo.kind == "decide" or ec.kind == "decide") and (eo.kind != ec.kind or eo.key != ec.key):
+            # A pure question one program asks and the other does not (yet): nothing is
+            # observed, both answers are explored; the other program waits at its event.
+            base = (eo if eo.kind == "decide" else ec).key[1]
+            for val in (False, True):
+                q = p if val and private else p.copy()
+                _learn(q, base, val)
+                push(q)
+            return
+        self._compare(p, eo, ec)
+        if eo.kind in ("return", "unwind"):
+            self.paths += 1
+            return
+        if eo.kind == "decide":
+            base = eo.key[1]
+            for val in (False, True):
+                q = p if val and private else p.copy()
+                _learn(q, base, val)
+                push(q)
+            return
+        self.effects += 1
+        if method_escapes(eo.key, self.methodmemo):
+            raise Unsupported("a bound method made here reaches user code: %s" % _describe(eo, p.o))
+        if eo.can_raise and eo.observe and eo.ins is not None and ec.ins is not None \
+                and eo.ins.handler is None and ec.ins.handler is None \
+                and eo.raised is None and ec.raised is None:
+            # The exception leaves both frames at once: that path is one "unwind" event on
+            # each side, with the same key (this exception) and, as observed, the variables
+            # just compared equal at this event.  Between the two only ``_after_effect``
+            # changes them, alike on both sides: cells get the same fresh terms, and the
+            # known lists reachable from the effect's operands and the cells -- corresponding
+            # lists, in the same order, as the observations agreed -- get the same canonical
+            # names and become opaque; what is observed of the others is unchanged.  So that
+            # comparison cannot fail and the path is only counted.
+            self.paths += 1
+        elif eo.can_raise:
+            q = p.copy()
+            exc: Term = ("e", p.epoch)
             if eo.key[0] == "next":
-                # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's
-                # ``try: x = next(it) except StopIteration: ...``.
-                q = p.copy()
-                stop: Term = ("stop", p.epoch)
-                for side, ev, st in ((orig, eo, q.o), (cand, ec, q.c)):
-                    if ev.exhausted is not None:
-                        ev.exhausted(st, ())
-                    else:
-                        go_handler(side, st, ev.ins, stop)
-                work.append(self._after_effect(q, eo, ec))
-            if eo.ok is not None:
-                q = p if private else p.copy()  # (the last outcome)
-                if eo.bool_result:
-                    res: Tuple[Term, ...] = (("b", p.epoch),)
-                elif eo.nres == 1:  # (the commonest: no generator)
-                    res = (("r", p.epoch, 0),)
+                # An iterator's StopIteration is exhaustion, never an exception.
+                q.facts[("excis", exc, "StopIteration")] = False
+            for side, ev, st in ((self.orig, eo, q.o), (self.cand, ec, q.c)):
+                if ev.raised is not None:
+                    ev.raised(st, exc)
                 else:
-                    res = tuple(("r", p.epoch, i) for i in range(eo.nres))
-                eo.ok(q.o, res)
-                ec.ok(q.c, res)  # type: ignore[misc]
-                work.append(self._after_effect(q, eo, ec))
+                    go_handler(side, st, ev.ins, exc)
+            push(self._after_effect(q, eo, ec))
+        if eo.key[0] == "next":
+            # FOR_ITER's exit, or ``next()`` raising StopIteration in the fallback's
+            # ``try: x = next(it) except StopIteration: ...``.
+            q = p.copy()
+            stop: Term = ("stop", p.epoch)
+            for side, ev, st in ((self.orig, eo, q.o), (self.cand, ec, q.c)):
+                if ev.exhausted is not None:
+                    ev.exhausted(st, ())
+                else:
+                    go_handler(side, st, ev.ins, stop)
+            push(self._after_effect(q, eo, ec))
+        if eo.ok is not None:
+            q = p if private else p.copy()  # (the last outcome)
+            if eo.bool_result:
+                res: Tuple[Term, ...] = (("b", p.epoch),)
+            elif eo.key[0] in STR_RESULTS:
+                res = (("s", p.epoch),)
+            elif eo.nres == 1:  # (the commonest: no generator)
+                res = (("r", p.epoch, 0),)
+            else:
+                res = tuple(("r", p.epoch, i) for i in range(eo.nres))
+            eo.ok(q.o, res)
+            ec.ok(q.c, res)  # type: ignore[misc]
+            push(self._after_effect(q, eo, ec))
 
     def _after_effect(self, q: Pair, eo: Any, ec: Any) -> Pair:
         o, c = q.o, q.c
@@ -594,6 +697,18 @@ class Explorer:
                                "candidate at %s: %s)" % (_describe(eo, p.o), self.orig.where(eo.ins),
                                                          render(p.o.excinfo), self.cand.where(ec.ins),
                                                          render(p.c.excinfo)))
+
+
+def _learn(q: Pair, question: Term, answer: bool) -> None:
+    """``q`` takes ``answer`` to the pure ``question``.  A variable found unbound is unbound:
+    both programs' variables holding that term are dropped (so they compare as unbound)."""
+    q.facts[question] = answer
+    if not answer and question[0] == "bound":
+        term = question[1]
+        for st in (q.o, q.c):
+            gone = [name for name, v in st.vars.items() if v == term]
+            for name in gone:
+                del st.vars[name]
 
 
 def _describe(ev: Any, st: Optional[MState] = None) -> str:

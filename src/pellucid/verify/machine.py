@@ -14,7 +14,7 @@ Anything this module does not model stops the check (:class:`Unsupported`), beca
 # event, and evaluating ``Tuple[Term, ...]`` there each time was a measurable share of a check.)
 from __future__ import annotations
 
-import dis
+import builtins
 import types
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -22,8 +22,9 @@ from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, MAKE_FUNCTION_PO
                                         MATCH_PUSHES_SUCCESS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
-from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value, is_bool,
-                                   is_singleton, maybe_unbound)
+from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value,
+                                   container_kind, is_bool, is_exception, is_singleton, is_str,
+                                   maybe_unbound)
 
 NEW_EXC = EXCEPTION_IS_ONE_VALUE  # one exception value and PUSH_EXC_INFO; before: six values
 
@@ -38,8 +39,7 @@ class Unsupported(Exception):
 class MState:
     """One program's machine state: position, value stack, variables, handled exception."""
 
-    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "truths",
-                 "heap")
+    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "heap")
 
     def __init__(self) -> None:
         self.pc = 0
@@ -48,10 +48,8 @@ class MState:
         self.excinfo: Term = EXCINFO_ARG  # what sys.exc_info() would report
         # <=3.10: EXCEPT_HANDLER blocks (stack level, exc_info they saved)
         self.ehstack: List[Tuple[int, Term]] = []
-        self.nalloc = 0  # lists/functions built since the last effect (their identity terms)
+        self.nalloc = 0  # lists built since the last effect (their identity terms)
         self.unwinding: Optional[Term] = None  # exception leaving the function
-        # value -> the exact bool its truth test gave (``x or y`` keeps x itself on the stack)
-        self.truths: Dict[Term, Term] = {}
         # Contents of the exact lists this program built that no user code can have seen yet
         # (see "Lists" below).  A list term absent from it is opaque: its contents are only
         # known to be the same in both programs, and reaching them is an effect.
@@ -67,7 +65,6 @@ class MState:
         s.ehstack = self.ehstack.copy()
         s.nalloc = self.nalloc
         s.unwinding = self.unwinding
-        s.truths = self.truths.copy()
         s.heap = self.heap.copy()
         return s
 
@@ -85,7 +82,7 @@ class Event:
     question), "return", "unwind" (exception leaves the function)."""
 
     __slots__ = ("kind", "key", "ins", "nres", "ok", "exhausted", "can_raise", "observe",
-                 "bool_result")
+                 "bool_result", "raised")
 
     def __init__(self, kind: str, key: Tuple[Any, ...], ins: Optional[Instr], nres: int = 0,
                  ok: Optional[Cont] = None, exhausted: Optional[Cont] = None, can_raise: bool = True,
@@ -99,19 +96,12 @@ class Event:
         self.can_raise = can_raise
         self.observe = observe  # compare the observable variables at this point
         self.bool_result = bool_result
+        # Where an exception of the effect goes, when not to the instruction's handler:
+        # ``raised(state, exception)``
+        self.raised: Optional[Callable[[MState, Term], None]] = None
 
 
 _FAST_OPS = frozenset({"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR"})
-_GEN_START = dis.opmap.get("GEN_START")  # 3.10 only
-
-
-def _starts_with_gen_start(code: types.CodeType) -> bool:
-    """Whether the first instruction is 3.10's ``GEN_START``: the first byte of ``co_code`` (a
-    first ``EXTENDED_ARG`` is its own instruction, as ``dis`` lists it), without disassembling
-    the whole code object (Dynamo's are long and this runs for both sides of every check)."""
-    return _GEN_START is not None and code.co_code[:1] == bytes((_GEN_START,))
-
-
 class Side:
     """One program: its code object, neutral instructions and the names it can observe."""
 
@@ -126,7 +116,17 @@ class Side:
         self.const_terms: Dict[int, Term] = {}
         self.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
         self.sorted_cells = sorted(self.cellnames)
-        self.gen_start = _starts_with_gen_start(code)
+        self._code_objects: Optional[Dict[Term, types.CodeType]] = None  # see code_object
+        # module code: its names live in a dict, the module's globals (see _list_step)
+        self.module = code.co_name == "<module>" and not code.co_flags & 0x02
+        # The fallback's with-statement prologues, by start index (pellucid.verify.idioms)
+        self.prologues: Dict[int, Any] = {}
+        if "__pellucid_m" in code.co_varnames:
+            from pellucid.verify.idioms import find_with_prologues
+            self.prologues.update(find_with_prologues(self.instrs))
+        if "__pellucid_ok" in code.co_varnames:
+            from pellucid.verify.idioms import find_import_froms
+            self.prologues.update(find_import_froms(self.instrs))
         # Variables are modelled by name.  A local slot named like a free variable (Dynamo's
         # resume functions keep one, unused) would be confused with it if it were used.
         shadowed = set(code.co_varnames) & set(code.co_freevars)
@@ -137,6 +137,13 @@ class Side:
                     i.op in _FAST_OPS and i.arg in shadowed for i in self.instrs):
                 raise Unsupported("%s uses a local variable named like a free variable"
                                   % code.co_name)
+
+    def code_object(self, term: Term) -> Optional[types.CodeType]:
+        """The code object among this code's constants whose term is ``term``."""
+        if self._code_objects is None:
+            self._code_objects = {const_term(c, self.code_keys): c for c in self.code.co_consts
+                                  if isinstance(c, types.CodeType)}
+        return self._code_objects.get(term)
 
     def first_target(self) -> int:
         """The first index control can reach other than by falling through: every index below it
@@ -162,8 +169,6 @@ class Side:
             st.vars[name] = ("arg", name)
         for name in code.co_freevars:
             st.vars[name] = ("cellv", name, -1)
-        if self.gen_start:
-            st.stack.append(("genstart",))
         return st
 
     def where(self, ins: Optional[Instr]) -> str:
@@ -219,6 +224,8 @@ def truth(term: Term, facts: Dict[Term, bool]) -> Optional[bool]:
         a, b = base[1], base[2]
         if a == b and a[0] not in ("v",):
             val = True
+        elif a[0] in _FRESH_EACH_TIME or b[0] in _FRESH_EACH_TIME or a[0] == "unbound_exc":
+            pass  # (a new object each time it is made: never folded)
         elif is_singleton(a) and (b[0] in ("const", "tuple", "list")) and a != b:
             val = False
         elif is_singleton(b) and (a[0] in ("const", "tuple", "list")) and a != b:
@@ -252,17 +259,43 @@ def _decide(base: Term, ins: Instr) -> Event:
 # str runs no user code) are kept the same way, as ``("dict", epoch, k)`` with contents
 # ``(key1, value1, key2, value2, ...)``, but no operation is executed on them except passing one
 # as ``**kwargs``; anything else is an effect they escape through.
+#
+# Functions built here (MAKE_FUNCTION) are kept the same way, as ``("func", "n", k)`` with the
+# least ``k`` not in use (both programs build the functions they share in the same order,
+# though not always between the same effects: the fallback writes a ``def`` where the function
+# is first used).  Their contents are ``(code, name1, value1, ...)``:
+# the code's term and their attributes (those MAKE_FUNCTION sets, ``__name__``, ``__qualname__``)
+# sorted by name.  Setting one of those attributes while the function is known (the fallback
+# does, after its ``def``) changes the contents, running no user code.
+
+_HEAP_KINDS = ("list", "dict", "func")
+
 
 def is_list(t: Any) -> bool:
-    return type(t) is tuple and len(t) == 3 and t[0] == "list"
+    """An exact list built here (known, opaque, or a variable standing for such lists)."""
+    return type(t) is tuple and container_kind(t) == "list"
 
 
 def is_dict(t: Any) -> bool:
-    return type(t) is tuple and len(t) == 3 and t[0] == "dict"
+    return type(t) is tuple and container_kind(t) == "dict"
+
+
+def is_set(t: Any) -> bool:
+    """An exact set built here (not a heap object: its contents are not followed)."""
+    return type(t) is tuple and container_kind(t) == "set"
+
+
+def _new_set(st: MState, op: str, epoch: int) -> Term:
+    """A new empty exact set (``op``: what made it, for the reader)."""
+    return ("set", epoch, _alloc(st, epoch))
+
+
+def is_func(t: Any) -> bool:
+    return type(t) is tuple and len(t) == 3 and t[0] == "func"
 
 
 def _is_heap_object(t: Any) -> bool:
-    return type(t) is tuple and len(t) == 3 and t[0] in ("list", "dict")
+    return type(t) is tuple and len(t) == 3 and t[0] in _HEAP_KINDS
 
 
 # Terms are immutable and shared: a variable's term is the same object at every later event of a
@@ -298,7 +331,7 @@ def _heap_free(t: Tuple[Any, ...], memo: Memo) -> bool:
     if hit is not None:
         return hit is t
     free = True
-    if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t), as _walk and observe
+    if len(t) == 3 and t[0] in _HEAP_KINDS:  # _is_heap_object(t), as _walk and observe
         free = False
     else:
         for x in t:
@@ -322,7 +355,7 @@ def _walk(roots: Iterable[Any], heap: Dict[Term, Tuple[Term, ...]], out: List[Te
     # large and this runs at every effect, so no call per sub-term (nor per root: the roots --
     # a list, tuple or view -- are walked one after the other, as if the items of one tuple).
     if not roots:
-        return  # (an empty part of a state: most of the truths, handler blocks...)
+        return  # (an empty part of a state: most handler blocks...)
     if memo is not None:
         # (the roots already known to hold no list are dropped at once: most of a state's are)
         todo = not_known_free(roots, memo)
@@ -341,7 +374,7 @@ def _walk(roots: Iterable[Any], heap: Dict[Term, Tuple[Term, ...]], out: List[Te
                     continue  # nothing below adds to ``out`` or ``seen``
             elif hit is t:
                 continue
-        if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
+        if len(t) == 3 and t[0] in _HEAP_KINDS:  # _is_heap_object(t)
             if t in seen:
                 continue
             seen.add(t)
@@ -363,11 +396,8 @@ def reachable_lists(roots: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
 
 def state_roots(st: MState) -> List[Iterable[Any]]:
     """Everything in ``st`` that can refer to a list, in groups (each walked as its terms in
-    order: walking a tuple of them would find the same lists).  (The truths' keys and values
-    are two groups: a walk of their pairs would meet a new tuple per pair, unknown to the memo;
-    only the set of lists found matters to the callers, not their order.)"""
-    return [st.stack, st.vars.values(), (st.excinfo,), st.ehstack, st.truths.keys(),
-            st.truths.values(), (st.unwinding,)]
+    order: walking a tuple of them would find the same lists)."""
+    return [st.stack, st.vars.values(), (st.excinfo,), st.ehstack, (st.unwinding,)]
 
 
 def _state_lists(st: MState, memo: Optional[Memo], early: bool = True
@@ -399,7 +429,7 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
     # (list comprehensions that call snap only on tuples: this runs on every variable at
     # every effect, and most sub-terms are leaves)
     def snap(t: Any) -> Any:
-        if len(t) == 3 and t[0] in ("list", "dict"):  # _is_heap_object(t)
+        if len(t) == 3 and t[0] in _HEAP_KINDS:  # _is_heap_object(t)
             if t not in heap:
                 return t
             if t in numbers:
@@ -441,7 +471,6 @@ def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = N
     st.vars = {k: ren(v) for k, v in st.vars.items()}
     st.excinfo = ren(st.excinfo)
     st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
-    st.truths = {ren(k): ren(v) for k, v in st.truths.items()}
     st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
     if st.unwinding is not None:
         st.unwinding = ren(st.unwinding)
@@ -508,6 +537,40 @@ def can_forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
     return True
 
 
+def _without(st: MState, keep: Iterable[Term]) -> MState:
+    """A view of ``st`` (sharing everything) whose heap lacks the objects ``keep``."""
+    view = MState.__new__(MState)
+    for name in MState.__slots__:
+        setattr(view, name, getattr(st, name))
+    view.heap = {k: v for k, v in st.heap.items() if k not in keep}
+    return view
+
+
+def forget_lists_except(o: MState, c: MState, keep_o: Iterable[Term], keep_c: Iterable[Term],
+                        memo: Optional[Memo] = None) -> bool:
+    """``forget_lists`` for every known object but ``keep_o`` (of ``o``) and ``keep_c`` (of
+    ``c``), which stay known.  (Checked as if the kept ones were opaque: conservative.)"""
+    keep_o, keep_c = set(keep_o), set(keep_c)
+    if not keep_o and not keep_c:
+        return forget_lists(o, c, memo)
+    if can_forget_lists(_without(o, keep_o), _without(c, keep_c), memo):
+        o.heap = {k: v for k, v in o.heap.items() if k in keep_o}
+        c.heap = {k: v for k, v in c.heap.items() if k in keep_c}
+        return True
+    gc_lists(o, memo)
+    gc_lists(c, memo)
+    return False
+
+
+def can_forget_lists_except(o: MState, c: MState, keep_o: Iterable[Term], keep_c: Iterable[Term],
+                            memo: Optional[Memo] = None) -> bool:
+    """Whether ``forget_lists_except`` would succeed (changing neither state)."""
+    keep_o, keep_c = set(keep_o), set(keep_c)
+    if not keep_o and not keep_c:
+        return can_forget_lists(o, c, memo)
+    return can_forget_lists(_without(o, keep_o), _without(c, keep_c), memo)
+
+
 def forget_lists(o: MState, c: MState, memo: Optional[Memo] = None) -> bool:
     """Make every known list of both programs opaque (at a loop, where contents would grow
     without bound).  Sound only when each list reachable in both programs has the same contents
@@ -553,35 +616,63 @@ def _index(t: Term) -> Any:
     return None
 
 
-def _closure_of_fresh_lambda(side: "Side", fn: Term) -> Optional[Term]:
+def _closure_of_fresh_lambda(side: "Side", fn: Term, heap: Dict[Term, Tuple[Term, ...]]
+                             ) -> Optional[Term]:
     """``(lambda: name).__closure__``: the closure tuple of a function built here whose code is
     exactly ``return name`` over the one free variable ``name``, with no other attribute.
     Reading ``__closure__`` of a plain function runs no user code."""
-    if fn[0] != "func" or len(fn) < 6:
+    contents = heap.get(fn) if is_func(fn) else None
+    if contents is None:
         return None
-    attrs = [p for p in fn[3]] + [("closure" if a[1] in (8, "closure") else a[1], a[2])
-                                  for a in fn[6:]]
-    if len(attrs) != 1 or attrs[0][0] != "closure":
+    attrs = dict(zip(contents[1::2], contents[2::2]))
+    if set(attrs) - {"__name__", "__qualname__"} != {"closure"}:
         return None
-    closure = attrs[0][1]
+    closure = attrs["closure"]
     if closure[0] != "tuple" or len(closure[1]) != 1 or closure[1][0][0] != "cellref":
         return None
     name = closure[1][0][1]
-    for c in side.code.co_consts:
-        if isinstance(c, types.CodeType) and const_term(c, side.code_keys) == fn[1]:
-            body = [(i.op, i.arg) for i in normalize(c)]
-            if (c.co_freevars == (name,) and c.co_argcount == 0 and c.co_kwonlyargcount == 0
-                    and not c.co_flags & 0x3AC  # no *args/**kwargs, not a generator/coroutine
-                    and body == [("LOAD_DEREF", name), ("RETURN_VALUE", None)]):
-                return closure
-            return None
+    c = side.code_object(contents[0])
+    if c is not None:
+        body = [(i.op, i.arg) for i in normalize(c)]
+        if (c.co_freevars == (name,) and c.co_argcount == 0 and c.co_kwonlyargcount == 0
+                and not c.co_flags & 0x3AC  # no *args/**kwargs, not a generator/coroutine
+                and body == [("LOAD_DEREF", name), ("RETURN_VALUE", None)]):
+            return closure
     return None
 
 
 # Every op ``_list_step`` tests for (any other is answered False at once).  A test
 # (tests/test_verify.py) reads its comparisons and checks this set names exactly them.
 _LIST_STEP_OPS = frozenset({"LIST_APPEND", "LIST_EXTEND", "LIST_TO_TUPLE", "SUBSCR", "STORE_SUBSCR",
-                            "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR"})
+                            "DELETE_SUBSCR", "DICT_MERGE", "DICT_UPDATE", "LOAD_ATTR",
+                            "STORE_ATTR", "BUILD_SET", "BUILD_MAP_UNPACK_WITH_CALL",
+                            "BUILD_MAP_UNPACK", "STORE_NAME", "LOAD_NAME", "DELETE_NAME"})
+_NAME_OPS = ("STORE_NAME", "LOAD_NAME", "DELETE_NAME")
+# What the fallback's handlers save and restore around ``raise e`` (see ``_list_step``).
+_EXC_SLOTS = ("__context__", "__traceback__")
+
+
+# A bound method of a list, set or str built here, ``("method", name, receiver)``, stands for a
+# new object each time it is made, but its term does not tell two of them apart: it may only be
+# called (``method_escapes`` says where it is used otherwise).  Likewise the fallback's
+# ``zip(keys, values)``, ``("zip", keys, values)``, which only ``dict()`` may take.
+_FRESH_EACH_TIME = ("method", "zip")
+
+def method_escapes(key: Tuple[Any, ...], memo: Dict[int, Any]) -> bool:
+    """Whether the effect ``key`` hands a bound method term to user code other than by calling
+    it (``memo``: per term object, as ``heap_free``'s)."""
+    parts = key[2:] if key[0] == "call" and key[1][0] == "method" else key[1:]
+    return any(type(t) is tuple and _holds_method(t, memo) for t in parts)
+
+
+def _holds_method(t: Tuple[Any, ...], memo: Dict[int, Any]) -> bool:
+    hit = memo.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    found = (len(t) == 3 and t[0] in _FRESH_EACH_TIME) or any(
+        type(x) is tuple and _holds_method(x, memo) for x in t)
+    memo[id(t)] = (t, found)
+    return found
 
 
 def _list_done(st: MState, npop: int, push: Tuple[Term, ...] = ()) -> None:
@@ -591,7 +682,7 @@ def _list_done(st: MState, npop: int, push: Tuple[Term, ...] = ()) -> None:
     _advance(st)
 
 
-def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
+def _list_step(side: "Side", st: MState, ins: Instr, epoch: int, facts: Dict[Term, bool]) -> Any:
     """List and tuple operations on known contents.  Returns an event, ``None`` (done) or
     ``False`` (not such an operation: handled as usual)."""
     op = ins.op
@@ -656,6 +747,60 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             heap[lst] = tuple(work)
             _list_done(st, 2)
             return None
+    elif op in ("BUILD_MAP_UNPACK_WITH_CALL", "BUILD_MAP_UNPACK") and isinstance(arg, int) \
+            and len(stack) >= arg and all(is_dict(d) and d in heap for d in stack[len(stack) - arg:]):
+        # 3.8's ``f(**{'a': x}, **d)``: known dicts with str keys merged into a new one (a key
+        # given twice is TypeError for a call: left to the effect).
+        merged: Dict[Term, Term] = {}
+        for d in stack[len(stack) - arg:]:
+            contents = heap[d]
+            for k, v in zip(contents[0::2], contents[1::2]):
+                if k in merged and op == "BUILD_MAP_UNPACK_WITH_CALL":
+                    return False
+                merged[k] = v
+        _pop(st, arg)
+        _build_dict(st, [x for kv in merged.items() for x in kv], epoch)
+        _advance(st)
+        return None
+    elif op in _NAME_OPS and side.module and isinstance(arg, str) and arg.startswith("__pellucid"):
+        # Module code: the fallback's own names (its marker, state, slots, builtins module)
+        # in the module's globals, a dict.  Assumed: no user code reads or writes names
+        # starting with ``__pellucid`` (recompile binds its constants under such names too).
+        # They are followed as variables of the program.
+        if op == "STORE_NAME":
+            v = stack.pop()
+            st.vars[arg] = v
+        elif op == "LOAD_NAME":
+            stop = _unless_bound(side, st, ins, arg, facts, "global", epoch)
+            if stop is not None:
+                return None if stop is _RAISED else stop
+            stack.append(st.vars[arg])
+        else:
+            stop = _unless_bound(side, st, ins, arg, facts, "global", epoch)
+            if stop is not None:
+                return None if stop is _RAISED else stop
+            del st.vars[arg]
+        _advance(st)
+        return None
+    elif op == "BUILD_SET" and arg == 0:
+        # An empty set: no item to hash, no user code.
+        _list_done(st, 0, (_new_set(st, op, epoch),))
+        return None
+    elif op == "STORE_ATTR" and len(stack) >= 2 and arg in _EXC_SLOTS:
+        value, obj = stack[-2], stack[-1]
+        if value == (("tbof", obj) if arg == "__traceback__" else ("excattr", arg, obj, epoch)):
+            # Writing back what was read in this epoch (no user code ran since): the slot
+            # holds it again, whatever ``raise`` did to it in between.
+            _list_done(st, 2)
+            return None
+    elif op == "STORE_ATTR" and len(stack) >= 2 and is_func(stack[-1]) and stack[-1] in heap \
+            and arg in _SETTABLE and _settable(_SETTABLE[arg], stack[-2]):
+        # The fallback's ``fn.__defaults__ = ...`` after its ``def``: no user code has the
+        # function yet.
+        name = arg if arg in ("__name__", "__qualname__") else arg[2:-2]
+        _set_part(st, stack[-1], name, stack[-2])
+        _list_done(st, 2)
+        return None
     elif op in ("DICT_MERGE", "DICT_UPDATE") and isinstance(arg, int) and len(stack) > arg:
         # One known dict into another (``f(**{})`` compiles to this): str keys, no user code.
         target, src = stack[-1 - arg], stack[-1]
@@ -673,8 +818,26 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int) -> Any:
             # The bound method of an exact list: calling it is LIST_APPEND / LIST_EXTEND.
             _list_done(st, 1, (("method", arg, obj),))
             return None
+        if arg in _EXC_SLOTS and is_exception(obj):
+            # The fallback re-enters a handler with ``raise e`` after saving e.__context__ and
+            # e.__traceback__, and restores them at once (below).  Assumed: an exception's
+            # __context__/__traceback__ are BaseException's own slots (no class overrides
+            # them), so reading them runs no user code.  The context read is only ever written
+            # back: its term names the exception and the epoch it was read in.  (Tracebacks
+            # are not modelled: ``("tbof", e)`` is e's, whatever frames it went through.)
+            value = ("tbof", obj) if arg == "__traceback__" else ("excattr", arg, obj, epoch)
+            _list_done(st, 1, (value,))
+            return None
+        if arg == "add" and is_set(obj):
+            # A new bound method of an exact set: calling it is SET_ADD.
+            _list_done(st, 1, (("method", arg, obj),))
+            return None
+        if arg == "join" and obj == _EMPTY_STR:
+            # A new bound method of the str ''.
+            _list_done(st, 1, (("method", arg, obj),))
+            return None
         if arg == "__closure__":
-            closure = _closure_of_fresh_lambda(side, obj)
+            closure = _closure_of_fresh_lambda(side, obj, heap)
             if closure is not None:
                 _list_done(st, 1, (closure,))
                 return None
@@ -697,19 +860,33 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
     # the loop then stops -- and nothing here replaces ``st.vars``: both are read once.)
     stack = st.stack
     variables = st.vars
+    prologues = side.prologues
+    loops: Dict[int, Any] = {}  # (see _endless)
     # (``counter`` counts every step; it is read only after an event, so it is added to once)
     while True:
         if st.unwinding is not None:
             counter[0] += steps
             return Event("unwind", ("unwind", st.unwinding), None, can_raise=False)
         pc = st.pc
+        if prologues and pc in prologues:
+            ev = _prologue_event(side, st, prologues[pc])
+            if ev is not None:
+                counter[0] += steps
+                return ev
         if not 0 <= pc < n:
             raise Unsupported("execution falls off the end of %s" % side.code.co_name)
         steps += 1
-        if steps > MAX_PURE_STEPS:
-            raise Unsupported("no observable event within %d steps (endless pure loop?)" % steps)
         ins = instrs[pc]
         op = ins.op
+        if steps > _LOOP_CHECK_STEPS:
+            if steps > MAX_PURE_STEPS:
+                raise Unsupported("no observable event within %d steps (endless pure loop?)"
+                                  % steps)
+            if ins.target is not None and ins.target <= pc and _endless(st, pc, loops):
+                # The same state again at a jump back, with no event in between: the program
+                # runs forever without doing anything observable.
+                counter[0] += steps
+                return Event("return", ("runs forever",), ins, can_raise=False, observe=False)
         # The commonest pure steps, done here exactly as ``_step`` does them (a call per step
         # was a measurable share of a check); anything else, or any doubt, goes to ``_step``.
         if op == "LOAD_FAST":
@@ -745,7 +922,7 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
             continue
         if op not in _STEP_OPS:
             # (what _step does with such an op, without the call: most events are these)
-            ev = _list_step(side, st, ins, epoch) if op in _LIST_STEP_OPS else False
+            ev = _list_step(side, st, ins, epoch, facts) if op in _LIST_STEP_OPS else False
             if ev is False:
                 ev = _effect_op(side, st, ins, epoch, facts)
         else:
@@ -754,6 +931,54 @@ def run(side: Side, st: MState, facts: Dict[Term, bool], epoch: int, counter: Li
             counter[0] += steps
             return ev
         stack = st.stack
+
+
+def _prologue_event(side: Side, st: MState, pro: Any) -> Optional[Event]:
+    """The fallback's with-statement prologue ``pro`` (``pellucid.verify.idioms``) as the one
+    effect BEFORE_WITH / BEFORE_ASYNC_WITH is: the manager's special methods looked up, the
+    bound ``__exit__`` and what ``__enter__`` returned are its two results.  Or its lookup for
+    ``from m import name`` as IMPORT_FROM's second half (None: not taken, ``m.name`` worked)."""
+    if not hasattr(pro, "kind"):
+        ok_flag = st.vars.get("__pellucid_ok", UNBOUND)
+        if ok_flag == const_term(True):
+            return None  # (the block is jumped over)
+        module = st.vars.get(pro.module_slot, UNBOUND)
+        if ok_flag != const_term(False) or module == UNBOUND or maybe_unbound(module):
+            raise Unsupported("the fallback's import-from lookup in an unexpected state")
+
+        def found(s: MState, res: Tuple[Term, ...]) -> None:
+            s.vars[pro.result_slot] = res[0]
+            s.pc = pro.end
+
+        return Event("effect", ("import_from_fallback", module, pro.name),
+                     side.instrs[pro.end - 1], 1, found)
+    m = st.vars.get("__pellucid_m", UNBOUND)
+    if m == UNBOUND or maybe_unbound(m):
+        raise Unsupported("a with-statement prologue without its manager")
+
+    def ok(s: MState, res: Tuple[Term, ...]) -> None:
+        s.vars[pro.exit_slot] = res[0]
+        s.vars[pro.result_slot] = res[1]
+        # (the unbound __enter__, a temporary of the prologue: read by nothing after it)
+        s.vars["__pellucid_enter"] = ("special", m, pro.kind)
+        s.pc = pro.end
+
+    return Event("effect", (pro.kind, m), side.instrs[pro.end - 1], 2, ok)
+
+
+_LOOP_CHECK_STEPS = 1000  # pure steps in one run before looking for an endless pure loop
+
+
+def _endless(st: MState, pc: int, loops: Dict[int, Any]) -> bool:
+    """Whether ``st`` at ``pc`` is a state this run already had there (a pure loop that will
+    never end).  Looked for only in runs that are already long: each is a snapshot of the state."""
+    snapshot = (tuple(st.stack), tuple(sorted(st.vars.items())), st.excinfo, tuple(st.ehstack),
+                tuple(sorted(st.heap.items(), key=repr)))
+    seen = loops.setdefault(pc, set())
+    if snapshot in seen:
+        return True
+    seen.add(snapshot)
+    return False
 
 
 def go_handler(side: Side, st: MState, ins: Optional[Instr], exc: Term) -> None:
@@ -791,13 +1016,61 @@ def _known_match(exc: Term, cls: Term, facts: Dict[Term, bool]) -> Optional[bool
     """``except cls`` on ``exc`` when it needs no user code: catching ``BaseException`` always
     matches, and whether an iterator's exception is ``StopIteration`` is known."""
     exc = _exc_of(exc)
-    if cls == ("builtin", "BaseException") and exc[0] in ("e", "stop"):
+    if cls == ("builtin", "BaseException") and is_exception(exc):
         return True
+    if exc[0] == "stop" and _builtin_exception(cls):
+        return cls[1] in ("StopIteration", "Exception", "BaseException")
+    if is_exception(exc) and exc[0] != "unbound_exc" and _builtin_exception(cls):
+        return facts.get(("excis", exc, cls[1]))  # (see the pure question in _step)
+    if exc[0] == "unbound_exc" and cls[0] == "builtin":
+        # UnboundLocalError (a local or the code's own cell) or NameError (a free variable, a
+        # global; 3.8-3.13 alike): builtin classes, whose subclass test runs no user code.
+        raised = "NameError" if exc[1] in ("free", "global") else "UnboundLocalError"
+        return cls[1] in _BASES_OF[raised]
     if cls == ("builtin", "StopIteration"):
         if exc[0] == "stop":
             return True
         return facts.get(("excis", exc, "StopIteration"))
     return None
+
+
+_BASES_OF = {"UnboundLocalError": ("UnboundLocalError", "NameError", "Exception", "BaseException"),
+             "NameError": ("NameError", "Exception", "BaseException")}
+
+
+def _builtin_exception(cls: Term) -> bool:
+    """Whether ``cls`` is a builtin exception class read from the builtins module."""
+    if cls[0] != "builtin":
+        return False
+    obj = getattr(builtins, cls[1], None)
+    return isinstance(obj, type) and issubclass(obj, BaseException)
+
+
+def _import_from(side: "Side", st: MState, ins: Instr, facts: Dict[Term, bool]) -> Optional[Event]:
+    """IMPORT_FROM: ``getattr(module, name)``; when that raises AttributeError, the module
+    named ``<module.__name__>.<name>`` from ``sys.modules`` (or ImportError), which the fallback
+    writes out as ``try: x = m.name`` / ``except AttributeError:`` / its own lookup
+    (``pellucid.verify.idioms``): three events, the second a pure question."""
+    stack = st.stack
+    top = _need(stack, ins.op, 1)[0]
+    if top[0] == "import_failed":
+        _, module, exc = top
+        known = facts.get(("excis", exc, "AttributeError"))
+        if known is None:
+            return _decide(("excis", exc, "AttributeError"), ins)
+        stack.pop()
+        if not known:
+            go_handler(side, st, ins, exc)
+            return None
+        stack.append(top)  # (the effect's one value to pop: the module stays below)
+        return _effect(st, ins, ("import_from_fallback", module, ins.arg), 1, 1)
+
+    def failed(s: MState, exc: Term, module: Term = top) -> None:
+        s.stack.append(("import_failed", module, exc))  # (the same instruction runs again)
+
+    ev = _effect(st, ins, ("getattr", top, ins.arg), 0, 1)
+    ev.raised = failed
+    return ev
 
 
 def _exc_of(term: Term) -> Term:
@@ -849,35 +1122,54 @@ def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
     return Event("effect", key, ins, 0, None)
 
 
-def _unless_bound(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
-    """The event a load or ``del`` of ``name`` stops at when it may be unbound (the decision,
-    or the NameError/UnboundLocalError); None when it is known to be bound."""
+# What ``_unless_bound`` returns when the load or ``del`` raised (the state is at the handler).
+_RAISED = Event("raised", ("raised",), None)
+
+
+def _unless_bound(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[Term, bool],
+                  kind: str, epoch: int) -> Optional[Event]:
+    """The decision a load or ``del`` of ``name`` stops at when it may be unbound, ``_RAISED``
+    when it is unbound (reading an unbound variable raises UnboundLocalError or NameError,
+    running no user code: the state goes to the handler with that exception), None when it is
+    known to be bound."""
     v = st.vars.get(name, UNBOUND)
-    if v == UNBOUND:
-        return _raise_only(ins, ("unbound " + kind, name))
-    if maybe_unbound(v):
+    if maybe_unbound(v) and v != UNBOUND:
         known = facts.get(("bound", v))
         if known is None:
             return _decide(("bound", v), ins)
-        if not known:
-            return _raise_only(ins, ("unbound " + kind, name))
-    return None
+        if known:
+            return None
+    elif v != UNBOUND:
+        return None
+    # (a new exception each time: its term names what its type and message are made of, not
+    # which one it is -- ``is`` between two is never folded; two raised for one name between
+    # the same two effects stand for each other)
+    go_handler(side, st, ins, ("unbound_exc", kind, name, epoch))
+    return _RAISED
 
 
-def _load_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
-    stop = _unless_bound(st, ins, name, facts, kind)
+def _deref_kind(side: "Side", name: str) -> str:
+    """What an unbound cell variable is to the exception its read raises: the code's own
+    ("cell": UnboundLocalError) or its closure's ("free": NameError)."""
+    return "free" if name in side.code.co_freevars else "cell"
+
+
+def _load_var(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str,
+              epoch: int) -> Optional[Event]:
+    stop = _unless_bound(side, st, ins, name, facts, kind, epoch)
     if stop is None:
         st.stack.append(st.vars[name])
         _advance(st)
-    return stop
+    return None if stop is _RAISED else stop
 
 
-def _delete_var(st: MState, ins: Instr, name: str, facts: Dict[Term, bool], kind: str) -> Optional[Event]:
-    stop = _unless_bound(st, ins, name, facts, kind)
+def _delete_var(side: "Side", st: MState, ins: Instr, name: str, facts: Dict[Term, bool],
+                kind: str, epoch: int) -> Optional[Event]:
+    stop = _unless_bound(side, st, ins, name, facts, kind, epoch)
     if stop is None:
         del st.vars[name]
         _advance(st)
-    return stop
+    return None if stop is _RAISED else stop
 
 
 def _alloc(st: MState, epoch: int) -> int:
@@ -889,18 +1181,20 @@ def _alloc(st: MState, epoch: int) -> int:
 def _branch(st: MState, ins: Instr, cond: Term, jump_if: bool, pop_on_jump: bool,
             facts: Dict[Term, bool], epoch: int) -> Optional[Event]:
     """Conditional jump on ``cond`` (TOS): fold, decide, or test its truth (an effect)."""
-    tested = st.truths.get(cond)
-    if is_bool(cond) or cond[0] in ("const", "tuple") or tested is not None:
-        val = truth(tested if tested is not None else cond, facts)
+    kept = cond
+    if cond[0] == "tested":  # (see ``ok`` below)
+        kept, cond = cond[1], cond[2]
+    if is_bool(cond) or cond[0] in ("const", "tuple"):
+        val = truth(cond, facts)
         if val is None:
             if cond[0] in ("const",):
                 raise Unsupported("truth value of constant %r" % (cond,))
-            return _decide(_pred(tested if tested is not None else cond)[0], ins)
+            return _decide(_pred(cond)[0], ins)
         taken = (val == jump_if)
         st.stack.pop()
         if taken:
             if not pop_on_jump:
-                st.stack.append(cond)
+                st.stack.append(kept)
             st.pc = ins.target
         else:
             _advance(st)
@@ -909,11 +1203,9 @@ def _branch(st: MState, ins: Instr, cond: Term, jump_if: bool, pop_on_jump: bool
     # bool(x) runs x.__bool__/__len__: an effect whose exact-bool result replaces x on the
     # stack; the jump itself is then decided on that result.
     def ok(s: MState, res: Tuple[Term, ...]) -> None:
-        # ``x or y`` keeps x itself (not its bool) when it jumps.
-        if pop_on_jump:
-            s.stack[-1] = res[0]
-        else:
-            s.truths[cond] = res[0]
+        # ``x or y`` keeps x itself (not its bool) when it jumps: x and its bool, until this
+        # jump is decided.  (Only this jump: a later test of x calls __bool__ again.)
+        s.stack[-1] = res[0] if pop_on_jump else ("tested", cond, res[0])
     ev = Event("effect", ("bool", cond), ins, 1, ok, bool_result=True)
     return ev
 
@@ -957,7 +1249,7 @@ UNMODELLED = frozenset({
 def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
     op = ins.op
     if op not in _STEP_OPS:
-        ev = _list_step(side, st, ins, epoch)
+        ev = _list_step(side, st, ins, epoch, facts)
         if ev is not False:
             return ev  # type: ignore[no-any-return]
         return _effect_op(side, st, ins, epoch, facts)
@@ -969,7 +1261,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     if op == "LOAD_FAST":
         v = st.vars.get(arg)
         if v is None or v[0] in _UNSURE_KINDS:
-            return _load_var(st, ins, arg, facts, "local")
+            return _load_var(side, st, ins, arg, facts, "local", epoch)
         stack.append(v)  # (certainly bound: what _load_var does then)
     elif op == "LOAD_CONST":
         v = side.const_terms.get(st.pc)  # (see Side.const_terms)
@@ -1007,7 +1299,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
             stack[-1] = ("builtin", arg)
         else:
             # (what the last branch below does for it)
-            ev = _list_step(side, st, ins, epoch)
+            ev = _list_step(side, st, ins, epoch, facts)
             if ev is not False:
                 return ev  # type: ignore[no-any-return]
             return _effect_op(side, st, ins, epoch, facts)
@@ -1018,11 +1310,11 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "LOAD_FAST_AND_CLEAR":
         stack.append(st.vars.pop(arg, NULL))
     elif op == "DELETE_FAST":
-        return _delete_var(st, ins, arg, facts, "local")
+        return _delete_var(side, st, ins, arg, facts, "local", epoch)
     elif op == "LOAD_DEREF":
-        return _load_var(st, ins, arg, facts, "free")
+        return _load_var(side, st, ins, arg, facts, _deref_kind(side, arg), epoch)
     elif op == "DELETE_DEREF":
-        return _delete_var(st, ins, arg, facts, "free")
+        return _delete_var(side, st, ins, arg, facts, _deref_kind(side, arg), epoch)
     elif op == "LOAD_CLOSURE":
         stack.append(("cellref", arg))
     elif op == "SWAP":
@@ -1065,10 +1357,13 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         items = stack.pop()[1]
         stack.extend(reversed(items))
     elif op == "MAKE_FUNCTION":
-        return _make_function(st, ins, epoch)
+        return _make_function(side, st, ins, epoch)
     elif op == "SET_FUNCTION_ATTRIBUTE":
         fn, attr = _pop(st, 2)[::-1]
-        stack.append(fn + (("attr", arg, attr),))
+        if not is_func(fn) or fn not in st.heap or arg not in _FUNCTION_FLAGS:
+            raise Unsupported("SET_FUNCTION_ATTRIBUTE %r on %s" % (arg, fn[0]))
+        _set_part(st, fn, _FUNCTION_FLAGS[arg], attr)
+        stack.append(fn)
     elif op == "IMPORT_NAME" and arg == "builtins" and stack[-2:] == [const_term(0), const_term(None)]:
         # The fallback's ``import builtins as __pellucid_builtins``: the module is always loaded,
         # so this runs no user code (unless ``builtins.__import__`` itself was replaced).
@@ -1078,6 +1373,11 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         val = _known_match(stack[-2], stack[-1], facts)
         _pop(st, 1 if op == "CHECK_EXC_MATCH" else 2)
         stack.append(("const", "bool", val))
+    elif op in ("CHECK_EXC_MATCH", "EXC_MATCH2") and len(stack) >= 2 and \
+            _builtin_exception(stack[-1]) and is_exception(_exc_of(stack[-2])):
+        # ``except <builtin exception class>``: a subclass test of the exception's type, which
+        # runs no user code (PyType_IsSubtype): a pure question.
+        return _decide(("excis", _exc_of(stack[-2]), stack[-1][1]), ins)
 
     # ---- exception state
     elif op == "PUSH_EXC_INFO":
@@ -1104,10 +1404,15 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         return None
     elif op == "RAISE_VARARGS":
         if arg == 0:
-            if st.excinfo[0] == "e":
+            if is_exception(st.excinfo):
                 go_handler(side, st, ins, st.excinfo)
                 return None
             return _raise_only(ins, ("raise", st.excinfo))
+        if arg == 1 and is_exception(stack[-1]):
+            # Raising an exception instance runs no user code (the fallback re-enters its
+            # handlers this way, see ``_list_step``).
+            go_handler(side, st, ins, stack[-1])
+            return None
         return _raise_only(ins, ("raise",) + tuple(stack[-arg:]))
 
     # ---- control flow
@@ -1162,7 +1467,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "NOP":
         pass
     else:
-        ev = _list_step(side, st, ins, epoch)
+        ev = _list_step(side, st, ins, epoch, facts)
         if ev is not False:
             return ev  # type: ignore[no-any-return]
         return _effect_op(side, st, ins, epoch, facts)
@@ -1178,20 +1483,71 @@ def _foldable(pair: Sequence[Term]) -> bool:
         and pair[0][1] == pair[1][1]
 
 
-def _make_function(st: MState, ins: Instr, epoch: int) -> Optional[Event]:
+# MAKE_FUNCTION's flags (and 3.13's SET_FUNCTION_ATTRIBUTE's argument): what each sets.
+_FUNCTION_FLAGS = {8: "closure", 4: "annotations", 2: "kwdefaults", 1: "defaults"}
+
+
+def _make_function(side: Side, st: MState, ins: Instr, epoch: int) -> Optional[Event]:
+    """A new function (see "Lists" above for its term and contents)."""
     flags = ins.arg or 0
     if MAKE_FUNCTION_POPS_QUALNAME:
         qual, code = _pop(st, 2)[::-1]
     else:
         code = _pop(st, 1)[0]
         qual = None
-    parts: List[Any] = []
-    for bit, what in ((8, "closure"), (4, "annotations"), (2, "kwdefaults"), (1, "defaults")):
+    parts: Dict[str, Term] = {}
+    for bit in (8, 4, 2, 1):
         if flags & bit:
-            parts.append((what, _pop(st, 1)[0]))
-    st.stack.append(("func", code, qual, tuple(parts), epoch, _alloc(st, epoch)))
+            parts[_FUNCTION_FLAGS[bit]] = _pop(st, 1)[0]
+    obj = side.code_object(code)
+    if obj is not None:
+        parts["__name__"] = const_term(obj.co_name)
+        q = getattr(obj, "co_qualname", None)
+        parts["__qualname__"] = const_term(q) if q is not None else qual
+    elif qual is not None:
+        parts["__qualname__"] = qual
+    fn = _fresh_function(st)
+    st.heap[fn] = _func_contents(code, parts)
+    st.stack.append(fn)
     _advance(st)
     return None
+
+
+def _fresh_function(st: MState) -> Term:
+    """The term of a function built now: ``("func", "n", k)`` with the least ``k`` no term of
+    the state holds (so the same in both programs, and in every iteration of a loop that makes
+    one whose previous one went to user code -- renamed then, see ``escape_lists``)."""
+    taken = _state_lists(st, None, False)[1] | set(st.heap)
+    k = 0
+    while ("func", "n", k) in taken:
+        k += 1
+    return ("func", "n", k)
+
+
+def _func_contents(code: Term, parts: Dict[str, Term]) -> Tuple[Any, ...]:
+    return (code,) + tuple(x for name in sorted(parts) for x in (name, parts[name]))
+
+
+def _set_part(st: MState, fn: Term, name: str, value: Term) -> None:
+    """Set the attribute ``name`` of the known function ``fn``."""
+    contents = st.heap[fn]
+    parts = dict(zip(contents[1::2], contents[2::2]))
+    parts[name] = value
+    st.heap[fn] = _func_contents(contents[0], parts)
+
+
+# Function attributes the fallback sets after its ``def`` (what MAKE_FUNCTION sets), and what
+# their values must be for the assignment to run no user code and raise nothing.
+_SETTABLE = {"__name__": "name", "__qualname__": "name", "__defaults__": "defaults",
+             "__kwdefaults__": "kwdefaults"}
+
+
+def _settable(kind: str, value: Term) -> bool:
+    if kind == "name":
+        return value[0] == "const" and value[1] == "str"
+    if kind == "defaults":
+        return value[0] == "tuple" or value == const_term(None)
+    return value == const_term(None)  # (a dict would be shared: not modelled)
 
 
 def _str_keys(keys: Sequence[Term]) -> bool:
@@ -1252,7 +1608,9 @@ _SIMPLE_EFFECTS: Dict[str, Tuple[Callable[[Any], int], Callable[[Any], int],
     "UNARY": (_const(1), _const(1), lambda v, arg: ("unary", arg, v[0])),
     "COMPARE": (_const(2), _const(1), lambda v, arg: ("compare", arg, v[0], v[1])),
     "SUBSCR": (_const(2), _const(1), lambda v, arg: ("getitem", v[0], v[1])),
-    "STORE_SUBSCR": (_const(3), _const(0), lambda v, arg: ("setitem", v[1], v[2], v[0])),
+    # (``d[k] = v`` on an exact dict is what MAP_ADD does: PyDict_SetItem)
+    "STORE_SUBSCR": (_const(3), _const(0), lambda v, arg: (
+        "map_add" if is_dict(v[1]) else "setitem", v[1], v[2], v[0])),
     "DELETE_SUBSCR": (_const(2), _const(0), lambda v, arg: ("delitem", v[0], v[1])),
     "GET_ITER": (_const(1), _const(1), lambda v, arg: ("iter", v[0])),
     "GET_YIELD_FROM_ITER": (_const(1), _const(1), lambda v, arg: ("yield_from_iter", v[0])),
@@ -1346,8 +1704,27 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             if len(args) != 1 or names:
                 raise Unsupported("list.%s called with %d arguments" % (fn[1], len(args)))
             return _list_method_call(st, ins, fn[1], fn[2], args[0], n)
+        if fn[0] == "method" and fn[1] == "add" and is_set(fn[2]) and not names \
+                and len(args) == 1:
+            return _effect(st, ins, ("set_add", fn[2], args[0]), n, 0,
+                           lambda s, r: s.stack.append(const_term(None)))
+        if fn[0] == "method" and fn[1] == "join" and fn[2] == _EMPTY_STR and not names \
+                and len(args) == 1 and args[0][0] == "tuple" and all(map(is_str, args[0][1])):
+            # ''.join of a tuple of strs (the fallback's BUILD_STRING): no user code, and the
+            # same str, even the same object for one exact str.
+            _pop(st, n)
+            st.stack.append(("str", args[0][1]))
+            _advance(st)
+            return None
+        if is_func(fn) and fn in st.heap and not args and not names:
+            module = _import_helper(side, st.heap[fn])
+            if module is not None:
+                # The fallback's ``def h(): import a.b; return a`` called at once: IMPORT_NAME
+                # in a frame of its own, with the same globals (and, in a function, the same
+                # None for the locals).
+                return _effect(st, ins, ("import", module, const_term(0), const_term(None)), n, 1)
         if fn[0] == "builtin" and not names:
-            ev = _builtin_call(st, ins, fn[1], args, n)
+            ev = _builtin_call(st, ins, fn[1], args, n, epoch)
             if ev is not False:
                 return ev  # type: ignore[return-value]
         return _effect(st, ins, ("call", fn, tuple(args), tuple(names or ())), n, 1)
@@ -1367,8 +1744,8 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             posargs = ("tuple", st.heap[posargs])
         names, kwvals = (), ()  # type: Tuple[Any, ...], Tuple[Term, ...]
         if kw is not None and is_dict(kw) and kw in st.heap and kw not in reachable_lists(
-                [tuple(stack[:-1]), tuple(st.vars.values()), st.excinfo, tuple(st.ehstack),
-                 tuple(st.truths.items())], st.heap):
+                [tuple(stack[:-1]), tuple(st.vars.values()), st.excinfo, tuple(st.ehstack)],
+                st.heap):
             # ``**d`` of a dict with known str keys that nothing else holds: only its contents
             # can matter, so ``f(*a, **{'k': v})`` is ``f(*a, k=v)`` and ``**{}`` is nothing.
             contents = st.heap[kw]
@@ -1383,6 +1760,14 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         if kw is None and names:
             kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
+    if op == "COMPARE" and arg in ("in", "not in"):
+        # ``a in b`` is one exact bool made of ``b.__contains__(a)`` (its truth taken inside the
+        # same call), ``a not in b`` that bool negated: one effect, and a pure decision on it.
+        vals = _need(stack, op, 2)
+        key = ("contains", vals[0], vals[1])
+        if arg == "in":
+            return _effect(st, ins, key, 2, 1, bool_result=True)
+        return _effect(st, ins, key, 2, 1, _push_negated, bool_result=True)
     simple = _SIMPLE_EFFECTS.get(op)
     if MATCH_PUSHES_SUCCESS:
         # 3.10's match instructions also push a success flag.
@@ -1419,12 +1804,21 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
     if op == "FORMAT":
         conv, has_spec = arg
         vals = _need(stack, op, 1 + has_spec)
-        if not has_spec and conv == -1 and vals[0][0] == "const" and vals[0][1] == "str":
+        value = vals[0]
+        if conv != -1 and value[0] != "converted":
+            # ``!s``/``!r``/``!a`` is PyObject_Str/Repr/ASCII, then the format of its result
+            # (3.12+ has two instructions for it): two effects, as ``format(repr(x), spec)``.
+            return _convert_first(st, ins, conv, value, -1 - has_spec)
+        if value[0] == "converted":
+            value = value[1]
+        elif not has_spec and value[0] == "const" and value[1] == "str":
             stack.pop()
-            stack.append(vals[0])
+            stack.append(value)
             _advance(st)
             return None
-        return _effect(st, ins, ("format", conv) + tuple(vals), 1 + has_spec, 1)
+        # No spec formats as the spec '' does (PyObject_Format with NULL or an empty str).
+        spec = vals[1] if has_spec else _EMPTY_STR
+        return _effect(st, ins, ("format", -1, value, spec), 1 + has_spec, 1)
     if op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"):
         vals = _need(stack, op, arg + 1)
         return _effect(st, ins, (op.lower(), vals[0], vals[-1]), 1, 0)
@@ -1432,8 +1826,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         vals = _need(stack, op, arg + 2)
         return _effect(st, ins, ("map_add", vals[0], vals[-2], vals[-1]), 2, 0)
     if op == "IMPORT_FROM":
-        vals = _need(stack, op, 1)
-        return _effect(st, ins, ("import_from", vals[0], arg), 0, 1)
+        return _import_from(side, st, ins, facts)
     if op == "GET_ANEXT":
         vals = _need(stack, op, 1)
         return _effect(st, ins, ("anext", vals[0]), 0, 1)
@@ -1459,9 +1852,16 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         if NEW_EXC:
             vals = _need(stack, op, 4)
             exit_fn, exc = vals[0], vals[-1]
+            if is_exception(exc):
+                # __exit__(type(e), e, e.__traceback__): a call, as the fallback writes it
+                args = (("typeof", exc), exc, ("tbof", exc))
+                return _effect(st, ins, ("call", exit_fn, args, ()), 0, 1)
         else:
             vals = _need(stack, op, 7)
             exit_fn, exc = vals[0], _exc_of(vals[-2])
+            if is_exception(exc) and vals[-3:] == [("tbof", exc), exc, ("typeof", exc)]:
+                return _effect(st, ins, ("call", exit_fn, (("typeof", exc), exc, ("tbof", exc)),
+                                         ()), 0, 1)
         return _effect(st, ins, ("with_exit", exit_fn, exc), 0, 1)
     if op in ("YIELD_VALUE",):
         vals = _need(stack, op, 1)
@@ -1474,6 +1874,48 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
     if op == "CLEANUP_THROW":
         return _exc_kind_decision(side, st, ins, "StopIteration", facts)
     raise Unsupported("instruction %s is not modelled" % op)
+
+
+_EMPTY_STR = const_term("")
+
+# Effects whose result is always a str (maybe of a subclass): PyObject_Format, PyObject_Str...
+STR_RESULTS = frozenset({"format", "convert"})
+
+_CONVERSIONS = {"str": ord("s"), "repr": ord("r"), "ascii": ord("a")}
+
+
+def _convert_first(st: MState, ins: Instr, conv: int, value: Term, at: int) -> Event:
+    """The conversion of a FORMAT with one: an effect whose result replaces the value (marked
+    as converted) at stack position ``at``; the FORMAT runs again on it, as one without."""
+    def ok(s: MState, res: Tuple[Term, ...]) -> None:
+        s.stack[at] = ("converted", res[0])
+
+    return Event("effect", ("convert", conv, value), ins, 1, ok)
+
+
+def _import_helper(side: "Side", contents: Tuple[Any, ...]) -> Optional[str]:
+    """The module ``X`` when the known function ``contents`` is exactly ``def h(): import X;
+    return <X's top package>`` (no defaults, closure or other attributes), else None."""
+    if set(contents[1::2]) - {"__name__", "__qualname__"}:
+        return None
+    code = side.code_object(contents[0])
+    if code is None or code.co_argcount or code.co_kwonlyargcount or code.co_flags & 0x3AC \
+            or code.co_freevars:
+        return None
+    body = [(i.op, i.arg) for i in normalize(code)]
+    if len(body) != 6 or body[2][0] != "IMPORT_NAME" or not isinstance(body[2][1], str):
+        return None
+    module = body[2][1]
+    top = module.split(".")[0]
+    if body != [("LOAD_CONST", 0), ("LOAD_CONST", None), ("IMPORT_NAME", module),
+                ("STORE_FAST", top), ("LOAD_FAST", top), ("RETURN_VALUE", None)] \
+            or type(body[0][1]) is not int:
+        return None
+    return module
+
+
+def _push_negated(s: MState, res: Tuple[Term, ...]) -> None:
+    s.stack.append(("not", res[0]))
 
 
 def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: int) -> Optional[Event]:
@@ -1490,7 +1932,7 @@ def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: 
     return _effect(st, ins, ("list_" + name, lst, v), n, 0, lambda s, r: s.stack.append(none))
 
 
-def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -> Any:
+def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, epoch: int) -> Any:
     """Calls of builtins the fallback translation uses for what an instruction does directly.
 
     Returns an event, ``None`` (done, no event) or ``False`` (an ordinary call)."""
@@ -1514,7 +1956,7 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -
             return _effect(st, ins, ("iter", x), n, 1)
         if name == "next":
             return _effect(st, ins, ("next", x), n, 1)
-        if name == "type" and x[0] in ("e", "stop"):
+        if name == "type" and is_exception(x):
             pure(("typeof", x))
             return None
         if name == "tuple" and is_list(x) and x in st.heap:
@@ -1523,14 +1965,50 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int) -
         if name == "tuple" and x[0] == "list":
             return _effect(st, ins, ("list_to_tuple", x), n, 1)
     if len(args) == 2:
-        if name == "isinstance" and args[0][0] in ("e", "stop"):
+        if name == "isinstance" and is_exception(args[0]):
             return _effect(st, ins, ("exc_match", args[0], args[1]), n, 1, bool_result=True)
         if name == "issubclass" and args[0][0] == "typeof":
             return _effect(st, ins, ("exc_match", args[0][1], args[1]), n, 1, bool_result=True)
         if name == "format":
             return _effect(st, ins, ("format", -1, args[0], args[1]), n, 1)
+    if len(args) == 1 and name == "format":
+        return _effect(st, ins, ("format", -1, args[0], _EMPTY_STR), n, 1)
+    if len(args) == 1 and name in _CONVERSIONS:
+        # str(x), repr(x), ascii(x): what the f-string conversions call (PyObject_Str...).
+        return _effect(st, ins, ("convert", _CONVERSIONS[name], args[0]), n, 1)
     if name == "set" and not args:
-        return _effect(st, ins, ("build_set", ()), n, 1)
+        pure(_new_set(st, ins.op, epoch))
+        return None
+    if name in ("globals", "locals") and not args:
+        # The frame's globals, a snapshot of its locals: no user code (only the fallback's
+        # __import__ below takes them).
+        pure(("frame_" + name,))
+        return None
+    if name == "__import__" and len(args) == 5 and args[1] == ("frame_globals",) \
+            and args[2] == ("frame_locals",):
+        ok, module = const_value(args[0])
+        if ok and type(module) is str:
+            # The fallback's ``__import__(name, globals(), locals(), fromlist, level)`` is what
+            # IMPORT_NAME does -- assumed: with CPython's own __import__, which does not look
+            # at the locals (IMPORT_NAME passes None for them in a function).
+            return _effect(st, ins, ("import", module, args[4], args[3]), n, 1)
+    if name == "zip" and len(args) == 2 and args[0][0] == "tuple" and args[1][0] == "tuple" \
+            and len(args[0][1]) == len(args[1][1]):
+        # The fallback's BUILD_CONST_KEY_MAP is ``dict(zip(keys, (v1, v2)))``: the zip of two
+        # tuples of one length may only go to dict() (see ``method_escapes``).
+        pure(("zip", args[0], args[1]))
+        return None
+    if name == "dict" and len(args) == 1 and args[0][0] == "zip":
+        keys, vals = args[0][1], args[0][2]
+        ok, consts = const_value(keys)
+        if ok and all(type(k) in (int, str) for k in consts):
+            pairs = [x for k, v in zip(keys[1], vals[1]) for x in (k, v)]
+            if _str_keys(keys[1]):
+                _pop(st, n)
+                _build_dict(st, pairs, epoch)
+                _advance(st)
+                return None
+            return _effect(st, ins, ("build_map", tuple(pairs)), n, 1)
     return False
 
 

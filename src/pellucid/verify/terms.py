@@ -9,11 +9,17 @@ across the two programs:
 * ``("tuple", items)``         a tuple, whether loaded as a constant or built on the stack;
 * ``("r", epoch, i)``          the ``i``-th result of the effect number ``epoch`` (a call...);
 * ``("b", epoch)``             the exact ``bool`` produced by effect ``epoch`` (a truth test...);
+* ``("s", epoch)``             the ``str`` (maybe of a subclass) produced by effect ``epoch``
+                               (a ``format`` or ``!r`` conversion);
 * ``("e", epoch)``             the exception raised by effect ``epoch``;
 * ``("g", name, epoch)``       a global read between effect ``epoch - 1`` and ``epoch``: no user
                                code can run between two reads with one epoch, so they agree;
 * ``("cellv", name, epoch)``   a cell's content after user code (which may rebind it) ran;
-* ``("v", k, maybe_unbound, is_bool)``  a variable introduced when two states are generalised at a loop;
+* ``("v", k, maybe_unbound, kind)``  a variable introduced when two states are generalised at a
+                               loop; ``kind`` is True when it stands for exact bools only,
+                               ``"str"`` for strs only, ``"exc"`` for exception instances
+                               only, ``"list"``/``"dict"``/``"set"`` for exact ones built here
+                               only, else False;
 * ``("list", epoch, k)``       the ``k``-th exact list built in an epoch; its contents live in
                                the program state while known (``machine.py``, "Lists"); negative
                                ``k``: a list user code may have seen, named alike by both programs;
@@ -97,7 +103,70 @@ def maybe_unbound(term: Term) -> bool:
 
 def is_bool(term: Term) -> bool:
     return (term[0] in BOOL_KINDS or (term[0] == "const" and term[1] == "bool")
-            or (term[0] == "v" and term[3]))
+            or (term[0] == "v" and term[3] is True))
+
+
+def is_str(term: Term) -> bool:
+    """Whether ``term`` is certainly a ``str`` (maybe of a subclass)."""
+    return (term[0] in ("s", "str") or (term[0] == "const" and term[1] == "str")
+            or (term[0] == "v" and term[3] == "str"))
+
+
+def is_exception(term: Term) -> bool:
+    """Whether ``term`` is certainly an exception instance (one an effect raised, an
+    iterator's StopIteration)."""
+    return term[0] in ("e", "stop", "unbound_exc") or (term[0] == "v" and term[3] == "exc")
+
+
+def kind_of(a: Term, b: Term) -> Any:
+    """The ``kind`` of a variable standing for ``a`` and ``b`` (see the module docstring)."""
+    ka = term_kind(a)
+    return ka if ka and ka == term_kind(b) else False
+
+
+def term_kind(t: Term) -> Any:
+    """What ``t`` is certainly: True (an exact bool), ``"str"``, ``"exc"``, ``"list"``,
+    ``"dict"``, ``"set"``, or False (nothing known).  (A term is at most one of them.)"""
+    k = t[0]
+    if k in BOOL_KINDS:
+        return True
+    if k == "const":
+        return True if t[1] == "bool" else ("str" if t[1] == "str" else False)
+    if k == "v":
+        return t[3]
+    if k == "s" or k == "str":
+        return "str"
+    if k == "e" or k == "stop" or k == "unbound_exc":
+        return "exc"
+    if k in _CONTAINERS and len(t) == 3:
+        return k
+    return False
+
+
+def container_kind(term: Term) -> Optional[str]:
+    """``"list"``, ``"dict"`` or ``"set"`` when ``term`` is certainly an exact list, dict or set
+    built here (see ``machine.py``, "Lists"), else None."""
+    if term[0] in _CONTAINERS and len(term) == 3:
+        return term[0]  # type: ignore[no-any-return]
+    if term[0] == "v" and term[3] in _CONTAINERS:
+        return term[3]  # type: ignore[no-any-return]
+    return None
+
+
+_CONTAINERS = ("list", "dict", "set")
+
+
+def has_kind(term: Term, kind: Any) -> bool:
+    """Whether ``term`` may stand where a variable of ``kind`` stands."""
+    if kind is True:
+        return is_bool(term)
+    if kind == "str":
+        return is_str(term)
+    if kind == "exc":
+        return is_exception(term)
+    if kind in _CONTAINERS:
+        return container_kind(term) == kind
+    return True
 
 
 def render(term: Any, depth: int = 0) -> str:
@@ -127,6 +196,8 @@ def _render(term: Any, depth: int) -> str:
         return "r%d.%d" % (term[1], term[2])
     if kind == "b":
         return "bool%d" % term[1]
+    if kind == "s":
+        return "str%d" % term[1]
     if kind == "e":
         return "exc%d" % term[1]
     if kind == "g":
