@@ -20,7 +20,8 @@ tiny function with the same backend (so torch's first-compile imports are not co
 side; pellucid's imports are, on the dumped side only), and then times ``torch.compile(model)`` and its first
 forward pass -- plainly, or inside ``prepare_debug`` including writing the dump when the block
 ends.  Plain and dumped runs alternate in pairs (which goes first alternates too), ``--runs``
-pairs per size, and the figures are medians: wall time, process CPU time (all threads), their
+pairs per size, and the figures are medians: wall time, CPU time (all threads of the process and
+its finished children: Inductor's C++ compiler runs in children), their
 paired ratios, the dump's size and peak memory (``ru_maxrss``).  Inductor compiles in the
 measured process (``TORCHINDUCTOR_COMPILE_THREADS=1``, so its CPU time is counted) with a fresh
 cache directory per process (a warm cache would hide the compile).  Both sides' outputs are
@@ -156,6 +157,13 @@ def _tensor_hash(out: Any) -> str:
     return hashlib.sha1(hidden.detach().contiguous().numpy().tobytes()).hexdigest()[:16]
 
 
+def _children_cpu() -> float:
+    """CPU time of this process's finished child processes (Inductor runs the C++ compiler
+    in children: their time is part of the compile)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _rss_kb() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
@@ -229,7 +237,7 @@ def child(args: argparse.Namespace) -> Dict[str, Any]:
         profiler.enable()
     capture = None
     clock = None
-    wall0, cpu0 = time.perf_counter(), time.process_time()
+    wall0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
     if args.mode == "dump":
         # pellucid's imports are part of its cost (a plain run never imports it); the clock's
         # wrappers import the modules whose functions they time
@@ -259,12 +267,14 @@ def child(args: argparse.Namespace) -> Dict[str, Any]:
         with torch.no_grad():
             out = torch.compile(model, backend=args.backend)(ids)
     wall = time.perf_counter() - wall0
-    cpu = time.process_time() - cpu0
+    cpu_self = time.process_time() - cpu0
+    cpu_children = _children_cpu() - children0
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(args.cprofile)
     result: Dict[str, Any] = {
-        "wall": wall, "cpu": cpu, "hash": _tensor_hash(out),
+        "wall": wall, "cpu": cpu_self + cpu_children, "cpu_self": cpu_self, "cpu_children": cpu_children,
+        "hash": _tensor_hash(out),
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "rss_before_mb": rss_before / 1024, "pid": os.getpid(), "late": max(0.0, late),
     }
@@ -388,6 +398,7 @@ def summarise(pairs: List[Tuple[Dict[str, Any], Dict[str, Any]]]) -> Dict[str, A
     last = dumps[-1]
     return {
         "runs": len(ok),
+        "load": median([x.get("load", float("nan")) for pair in ok for x in pair]),
         "plain_wall": median([p["wall"] for p in plains]), "dump_wall": median([d["wall"] for d in dumps]),
         "wall_ratio": median([d["wall"] / p["wall"] for p, d in ok]),
         "plain_cpu": median([p["cpu"] for p in plains]), "dump_cpu": median([d["cpu"] for d in dumps]),
@@ -428,8 +439,8 @@ def report(table: Dict[str, Dict[str, Any]], sizes: Sequence[int]) -> List[str]:
     print()
     print("| variant | backend | layers | frames/entries/graphs | plain wall s | dumped wall s | wall ratio "
           "| plain CPU s | dumped CPU s | CPU ratio | pellucid CPU s | torch for pellucid s | dump KB "
-          "| full_code KB | peak RSS MB plain/dumped |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| full_code KB | peak RSS MB plain/dumped | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     missed: List[str] = []
     for key, s in table.items():
         variant, backend, layers = key.split("/")
@@ -437,11 +448,11 @@ def report(table: Dict[str, Dict[str, Any]], sizes: Sequence[int]) -> List[str]:
             print("| %s | %s | %s | error: %s |" % (variant, backend, layers, s["error"][:200].replace("\n", " ")))
             missed.append("%s: %s" % (key, s["error"][:200]))
             continue
-        print("| %s | %s | %s | %d/%d/%d | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f | %.2f | %.2f | %.0f | %.0f | %.0f/%.0f |" % (
+        print("| %s | %s | %s | %d/%d/%d | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f | %.2f | %.2f | %.0f | %.0f | %.0f/%.0f | %.1f |" % (
             variant, backend, layers, s["frames"], s["entries"], s["graphs"], s["plain_wall"], s["dump_wall"],
             s["wall_ratio"], s["plain_cpu"], s["dump_cpu"], s["cpu_ratio"], s["pellucid_cpu"],
             s["torch_for_pellucid"], s["dump_bytes"] / 1024, s["full_code_bytes"] / 1024,
-            s["plain_rss_mb"], s["dump_rss_mb"]))
+            s["plain_rss_mb"], s["dump_rss_mb"], s["load"]))
         if s["hash_mismatch"]:
             missed.append("%s: outputs differ under prepare_debug in %d runs" % (key, s["hash_mismatch"]))
         if s["files_missing"]:
@@ -582,6 +593,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("bench/scale.py: Python %s, load average %s, sizes %s, backends %s, %d pairs each"
           % (sys.version.split()[0], " ".join("%.1f" % x for x in os.getloadavg()), args.sizes,
              args.backends, args.runs))
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        print("NOTE: the load average exceeds the %d cores: wall times (and ratios) wait on other "
+              "processes; compare the CPU figures, and take the targets' figures on a quiet machine"
+              % (os.cpu_count() or 1))
     table: Dict[str, Dict[str, Any]] = {}
     for variant in args.variants:
         for backend in args.backends:
@@ -593,6 +608,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     got = {}
                     for mode in order:
                         got[mode] = run_one(layers, variant, backend, mode, args.timeout)
+                        got[mode]["load"] = os.getloadavg()[0]  # (noise: say how busy the machine was)
                     pairs.append((got["plain"], got["dump"]))
                     p, d = got["plain"], got["dump"]
                     if "error" in p or "error" in d:
