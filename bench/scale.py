@@ -10,9 +10,9 @@ downloaded) with ``--sizes`` decoder layers, in two variants:
 * ``graph``  -- the model as it is: Dynamo compiles it into one big graph;
 * ``breaks`` -- a forward pre-hook on every layer's MLP calls ``torch._dynamo.graph_break()``.
   Dynamo then compiles the decoder layer's ``forward`` up to the break and a resume function
-  after it, once per layer: at 8 layers (torch 2.13, transformers 5.23) 14 frames, of which
-  ``LlamaDecoderLayer.forward`` has 8 cache entries (one per layer, each its own transformed
-  code, guard and graph) and its resume function one.  Dynamo's recompile limit is raised above
+  after it, once per layer: at 8 layers (torch 2.13, transformers 5.23) 9 frames with 16 cache
+  entries and 12 graphs, of which ``LlamaDecoderLayer.forward`` has 8 entries (one per layer,
+  each its own transformed code, guard and graph) and its resume function one.  Dynamo's recompile limit is raised above
   the layer count (on both sides) so that every layer is compiled.
 
 Each measurement is one fresh process (``--child``) that builds the model, warms torch up on a
