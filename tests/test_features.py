@@ -41,6 +41,7 @@ EXPECTED = {
     "ROTATED_LOOP_TESTS": ((3, 10), None),
     "OVERWRITTEN_STORES_POPPED": ((3, 13), None),
     "WITH_CHECKS_PROTOCOL": ((3, 11), None),
+    "MATCH_CLASS_ERROR_SAYS_CLASS": ((3, 12), None),
     "IMPORTED_NAMES_CALLED_PLAINLY": ((3, 11), None),
     "GENERIC_CLASS_MANGLES_ENCLOSING": ((3, 12), (3, 12)),
     "AST_UNPARSE": ((3, 9), None),

@@ -43,10 +43,16 @@ class CliError(Exception):
 
 
 class Unit(NamedTuple):
-    """One code object to decompile, with the name it is shown under."""
+    """One code object to decompile, with the name it is shown under.
+
+    ``obj`` is the live function (or method, staticmethod...) when there is one: its defaults,
+    keyword defaults, annotations and closure are then part of the output.  ``note`` is a
+    comment line put before the source (what a bare code object cannot tell)."""
 
     label: str
     code: types.CodeType
+    obj: Any = None
+    note: Optional[str] = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -73,6 +79,12 @@ examples:
       a whole module, from its source or its cached .pyc
   python3.12 -m pellucid decompile mod.cpython-312.pyc -o mod.py --color never
       pick the Python version explicitly and write the source to a file
+  pellucid demo demo-dump
+      compile a small bundled torch program and write its dump, index and report
+  pellucid dump -o dump -- python train.py --epochs 1
+      dump what torch.compile makes of a program, without editing it
+  pellucid report dump
+      write dump/report.html, a browsable report of a dump
 
 Run 'pellucid COMMAND --help' for the details of a command.
 exit status: 0 success, 1 the decompiler failed, 2 bad input or usage."""
@@ -115,7 +127,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common_options() -> argparse.ArgumentParser:
-    """Options every subcommand takes (future 'dump' and 'report' commands reuse them)."""
+    """Options every subcommand takes."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--traceback",
@@ -167,10 +179,13 @@ _DUMP_EPILOG = """\
 examples:
   pellucid dump -o dump -- python train.py --epochs 1
   pellucid dump -o dump -- python -m mypkg.train
-  then open dump/index.md, or step through the files with pellucid.debug()
+  pellucid dump -o dump -- python -c "import mypkg; mypkg.run()"
+  then open dump/index.md, run 'pellucid report dump', or step through the files with
+  pellucid.debug()
 
-The command after -- must start with a Python interpreter; pellucid runs the program
-with that interpreter (which needs torch), so it is the same program, same arguments."""
+The command after -- must start with a Python interpreter; pellucid runs the program with
+that interpreter (which needs torch), so it is the same program, same arguments.  That
+interpreter imports this pellucid (nothing else of this environment is put on its path)."""
 
 
 def _add_dump_command(
@@ -190,7 +205,25 @@ def _add_dump_command(
     cmd.set_defaults(run=_run_dump)
 
 
+def _pellucid_only_path() -> str:
+    """A temporary directory holding only this pellucid package (a link to it), for another
+    interpreter's ``PYTHONPATH``: putting this environment's site-packages there instead would
+    hand that interpreter this environment's torch and everything else."""
+    import shutil
+    import tempfile
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    shim = tempfile.mkdtemp(prefix="pellucid-path-")
+    try:
+        os.symlink(package, os.path.join(shim, "pellucid"))
+    except (OSError, NotImplementedError):  # no symlinks (Windows without the privilege): a copy
+        shutil.copytree(package, os.path.join(shim, "pellucid"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return shim
+
+
 def _run_dump(args: argparse.Namespace) -> int:
+    import shutil
     import subprocess
 
     command = list(args.command)
@@ -204,17 +237,103 @@ def _run_dump(args: argparse.Namespace) -> int:
         raise CliError("the program must start with a Python interpreter (python, python3.11, "
                        "/path/to/python), not %r" % interpreter)
     if len(command) < 2:
-        raise CliError("no script given after %s: e.g. '%s train.py' or '%s -m pkg.module'"
-                       % (interpreter, interpreter, interpreter))
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        raise CliError("no script given after %s: e.g. '%s train.py', '%s -m pkg.module' or "
+                       "'%s -c CODE'" % (interpreter, interpreter, interpreter, interpreter))
+    program = command[1:]
+    if program[0] in ("-m", "-c"):
+        if len(program) < 2:
+            raise CliError("%s %s needs an argument" % (interpreter, program[0]))
+    elif program[0].startswith("-"):
+        raise CliError("%s option %s is not supported here: give a script, -m MODULE or -c CODE"
+                       % (interpreter, program[0]))
+    elif not os.path.isfile(program[0]):
+        raise CliError("no such file: %s" % program[0] if not os.path.exists(program[0])
+                       else "not a file: %s" % program[0])
+    if shutil.which(interpreter) is None:
+        raise CliError("cannot run %s: no such program" % interpreter)
+    shim = _pellucid_only_path()
     env = dict(os.environ)
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = shim + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
         done = subprocess.run([interpreter, "-m", "pellucid.dynamo.run_script", "-o",
-                               os.path.abspath(args.output), "--"] + command[1:], env=env)
+                               os.path.abspath(args.output), "--"] + program, env=env)
     except OSError as exc:
         raise CliError("cannot run %s: %s" % (interpreter, exc.strerror or exc))
+    finally:
+        shutil.rmtree(shim, ignore_errors=True)
     return done.returncode
+
+
+_REPORT_DESCRIPTION = """\
+Write a static, self-contained HTML report of a dump directory (every process that wrote
+into it): per function, the original source with graph-break and guard lines marked beside
+the transformed code; why each graph break happened and why each cache entry was needed;
+the guards; every graph stage with FX nodes linked to source lines and Inductor kernels to
+FX nodes; search over all of it.  Open it in any browser; it loads nothing from the network."""
+
+
+def _add_report_command(
+    commands: "argparse._SubParsersAction[Any]", common: argparse.ArgumentParser
+) -> None:
+    cmd = commands.add_parser(
+        "report",
+        parents=[common],
+        help="write an HTML report of a dump directory",
+        description=_REPORT_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("dump", metavar="DIR", help="the dump directory (written by prepare_debug)")
+    cmd.add_argument("-o", "--output", metavar="FILE", help="where to write it (default DIR/report.html)")
+    cmd.set_defaults(run=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from pellucid.dynamo.report import write_report
+
+    if not os.path.isdir(args.dump):
+        raise CliError("no such directory: %s" % args.dump)
+    try:
+        path = write_report(args.dump, args.output)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc))
+    except OSError as exc:
+        raise CliError("cannot write the report: %s" % (exc.strerror or exc))
+    print("pellucid: report written to %s" % path)
+    return EXIT_OK
+
+
+_DEMO_DESCRIPTION = """\
+Compile a small bundled program under prepare_debug and write its dump, index and report to
+DIR: a model whose submodule has a graph break, called with a new shape (a recompile), with
+a backward pass.  Needs torch."""
+
+
+def _add_demo_command(
+    commands: "argparse._SubParsersAction[Any]", common: argparse.ArgumentParser
+) -> None:
+    cmd = commands.add_parser(
+        "demo",
+        parents=[common],
+        help="dump a small bundled torch.compile program, to see what pellucid shows",
+        description=_DEMO_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("dump", metavar="DIR", help="the dump directory to write")
+    cmd.add_argument("--backend", default="inductor", choices=("eager", "aot_eager", "inductor"),
+                     help="torch.compile backend (default: inductor)")
+    cmd.add_argument("--step", action="store_true",
+                     help="then run a step under pellucid.debug(), which pauses in pdb to step through the dump")
+    cmd.set_defaults(run=_run_demo)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise CliError("pellucid demo needs torch: pip install \"pellucid[torch]\" (see README)")
+    from pellucid.dynamo.demo import run
+
+    return run(args.dump, args.backend, args.step)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -238,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
     _add_decompile_command(commands, common)
     _add_dump_command(commands, common)
+    _add_report_command(commands, common)
+    _add_demo_command(commands, common)
     return parser
 
 
@@ -318,7 +439,7 @@ def _render(units: List[Unit]) -> str:
     chunks = []
     for unit in units:
         try:
-            source = api.decompile(unit.code)
+            source = api.decompile(unit.code if unit.obj is None else unit.obj)
         except Exception as exc:
             kind = "" if isinstance(exc, DecompileError) else f"{type(exc).__name__}: "
             raise CliError(
@@ -326,6 +447,8 @@ def _render(units: List[Unit]) -> str:
             ) from exc
         if not source.endswith("\n"):
             source += "\n"
+        if unit.note:
+            source = f"# {unit.note}\n{source}"
         if len(units) > 1:
             source = f"# {unit.label}\n{source}"
         chunks.append(source)
@@ -611,10 +734,22 @@ def _nested_codes(codes: List[types.CodeType], part: str, label: str) -> List[ty
     return found
 
 
-def _code_units(label: str, codes: List[types.CodeType]) -> List[Unit]:
+def _code_units(label: str, codes: List[types.CodeType], source: str) -> List[Unit]:
+    """Units for code objects found without their function objects (``source`` names what
+    was not run)."""
     if len(codes) == 1:
-        return [Unit(label, codes[0])]
-    return [Unit(f"{label} #{i}", code) for i, code in enumerate(codes, 1)]
+        return [Unit(label, codes[0], note=_unknown_note(codes[0], source))]
+    return [Unit(f"{label} #{i}", code, note=_unknown_note(code, source))
+            for i, code in enumerate(codes, 1)]
+
+
+def _unknown_note(code: types.CodeType, source: str) -> str:
+    """The comment line saying what the code object alone does not tell."""
+    if code.co_flags & inspect.CO_NEWLOCALS:
+        return (f"pellucid: from the code object only ({source} not run): argument defaults, "
+                f"annotations, decorators and closure values are not known")
+    return (f"pellucid: class body from its code object only ({source} not run): bases, "
+            f"keywords and decorators are not known")
 
 
 def _units_from_file_qualname(path: str, qualname: str) -> List[Unit]:
@@ -625,7 +760,7 @@ def _units_from_file_qualname(path: str, qualname: str) -> List[Unit]:
         label = f"{path}:{'.'.join(walked)}" if walked else path
         codes = _nested_codes(codes, part, label)
         walked.append(part)
-    return _code_units(f"{path}:{qualname}", codes)
+    return _code_units(f"{path}:{qualname}", codes, path)
 
 
 def _units_from_object(module: str, qualname: str) -> List[Unit]:
@@ -643,12 +778,19 @@ def _units_from_object(module: str, qualname: str) -> List[Unit]:
         walked.append(part)
     label = f"{module}:{qualname}"
     if codes is not None:
-        return _code_units(label, codes)
+        return _code_units(label, codes, "the enclosing function")
     if isinstance(obj, types.ModuleType):
         return [_unit_from_module(obj.__name__)]
     if inspect.isclass(obj):
         return _units_from_class(obj, label)
-    return [Unit(label, _code_or_fail(obj, label))]
+    return [Unit(label, _code_or_fail(obj, label), _live(obj))]
+
+
+def _live(obj: Any) -> Any:
+    """The object to decompile for ``obj``: itself when it is (or wraps) a function, whose
+    defaults, annotations and closure the output then shows; else None (its code alone)."""
+    func = getattr(obj, "__func__", obj)  # methods, staticmethod, classmethod
+    return func if isinstance(func, types.FunctionType) else None
 
 
 def _getattr_or_fail(obj: Any, name: str, label: str) -> Any:
@@ -713,6 +855,6 @@ def _add(units: List[Unit], label: str, value: Any) -> None:
     if value is None:
         return
     try:
-        units.append(Unit(label, code_of(value)))
+        units.append(Unit(label, code_of(value), _live(value)))
     except DecompileError:
         pass  # data attributes, C functions stored on the class, ...
