@@ -4,7 +4,8 @@ pellucid may do work later than the block only if a SIGKILL just after the block
 of it.  A child process compiles programs with graph breaks, recompilations and graphs inside
 ``prepare_debug``, prints what the capture holds, and kills itself with SIGKILL at once; the
 dump directory must then hold every file the capture and ``index.md`` name, each complete
-(every ``.py`` compiles), and no half-written temporary file.
+(every ``.py`` compiles), the process's capture model must read back with the same frames, and
+no half-written temporary file may be left.
 """
 import ast
 import json
@@ -77,7 +78,13 @@ def test_sigkill_right_after_the_block_loses_nothing(tmp_path, backend):
     # every file the index names is there and complete, and the index names the capture
     with open(os.path.join(dump, "index.md"), encoding="utf-8") as fh:
         index = fh.read()
-    assert "## process %d" % report["pid"] in index
+    # the process's capture model (capture_<n>.json, what index.md and ``pellucid report`` are
+    # rendered from) reads back whole and holds what the process captured
+    dump_model = pellucid.load_capture(dump)
+    (mine,) = [c for c in dump_model if c.process.get("pid") == report["pid"]]
+    assert sorted(f.name for f in mine.frames.values()) == sorted(name for name, _, _ in report["frames"])
+    assert sum(len(f.transforms) for f in mine.frames.values()) == \
+        sum(len(transforms) for _, transforms, _ in report["frames"])
     linked = set(_LINK.findall(index))
     assert linked, index
     for rel in sorted(linked):
