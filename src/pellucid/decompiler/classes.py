@@ -16,6 +16,7 @@ import types
 from typing import Any, Dict, List, Optional, Set
 
 from pellucid.decompiler.inputs import class_message
+from pellucid.decompiler.unparse38 import docstring_literal
 from pellucid.errors import DecompileError
 
 _INDENT = "    "
@@ -38,7 +39,7 @@ def _render(cls: type, seen: Set[int]) -> Optional[str]:
     found = False
     doc = vars(cls).get("__doc__")
     if isinstance(doc, str):
-        members.append(repr(doc))
+        members.append(docstring_literal(doc))
     first_name: Dict[int, str] = {}  # id(function) -> the attribute it was first rendered under
     for name, value in list(vars(cls).items()):
         if isinstance(value, types.FunctionType) and id(value) in first_name:

@@ -8,7 +8,7 @@ line numbers (:mod:`pellucid.decompiler.source_lines`).
 import ast
 import os
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.bytecode.features import AST_TYPE_PARAMS
 from pellucid.bytecode.imported_names import import_bound_names
@@ -17,7 +17,7 @@ from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
 from pellucid.decompiler.source_lines import at_first_line, place_at_original_lines
-from pellucid.decompiler.tree_nodes import name_ids
+from pellucid.decompiler.tree_nodes import all_nodes, name_ids
 from pellucid.decompiler.unparse import unparse
 from pellucid.errors import DecompileError
 
@@ -38,15 +38,15 @@ class Recompiled:
         self.bindings = bindings
 
 
-def _tree_for_recompile(code: types.CodeType, keep_locals: bool,
-                        const_tag: str = "") -> "tuple[ast.Module, ConstantPool]":
+def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str = "",
+                        imports: bool = True) -> "tuple[ast.Module, ConstantPool]":
     pool = ConstantPool(const_tag)
     if is_module_code(code):
         return code_to_ast(code, consts=pool)
     tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
     fn = at_first_line(tree.body[0], code)
     if keep_locals:
-        _declare_locals(fn, code)
+        _declare_locals(fn, code, cells_only=keep_locals == CELLS)
     if code.co_freevars:
         _declare_freevars(fn, code)
         args = ast.arguments(posonlyargs=[], args=[ast.arg(n, None) for n in code.co_freevars],
@@ -56,7 +56,7 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: bool,
         if AST_TYPE_PARAMS:
             wrapper.type_params = []
         tree = ast.Module([at_first_line(wrapper, code)], [])
-    declaration = _imports_declaration(code)
+    declaration = _imports_declaration(code) if imports else None
     if declaration is not None:
         tree.body.append(declaration)
     return tree, pool
@@ -84,10 +84,13 @@ def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
     if not missing:
         return
     refs = ast.Tuple([ast.Name(n, ast.Load()) for n in missing], ast.Load())
-    fn.body.append(ast.If(ast.Constant(False), [ast.Expr(refs)], []))
+    declaration = ast.If(ast.Constant(False), [ast.Expr(refs)], [])
+    declaration._pellucid_note = "never runs: makes %s free, as in the original" % _listed(missing)  # type: ignore[attr-defined]
+    fn.body.append(declaration)
 
 
 SLOT_PREFIX = "__pellucid_slot_"
+CELLS = "cells"  # keep_locals: only the cell variables
 
 
 def shadowed_locals(code: types.CodeType) -> List[str]:
@@ -157,8 +160,10 @@ def _check_shadowed(code: types.CodeType) -> None:
                                  "another slot" % (code.co_name, ins.arg))
 
 
-def _declare_locals(fn: ast.FunctionDef, code: types.CodeType) -> None:
-    names = _standins(code)
+def _declare_locals(fn: ast.FunctionDef, code: types.CodeType, cells_only: bool = False) -> None:
+    """Declare, in never-run code, the original's local slots (``cells_only``: only its cell
+    variables, all a frame Dynamo lays out needs besides the arguments and free variables)."""
+    names = [] if cells_only else _standins(code)
     # Cell variables the rendered body does not use in a nested scope (Dynamo keeps every cell
     # of the function it transformed, also those only its resume functions use): assigning them
     # here and naming them in a never-compiled lambda makes them cells of the new code too.
@@ -177,10 +182,63 @@ def _declare_locals(fn: ast.FunctionDef, code: types.CodeType) -> None:
         refs = ast.Tuple([ast.Name(n, ast.Load()) for n in cells], ast.Load())
         stmts.append(ast.Expr(ast.Lambda(no_args, refs)))
     layout = ast.If(ast.Constant(False), stmts, [])
+    if cells_only:
+        layout._pellucid_note = "never runs: makes %s cell%s, as in the original" % (  # type: ignore[attr-defined]
+            _listed(cells), "s" if len(cells) > 1 else "")
     body = fn.body
     at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str) else 0
     body.insert(at, layout)
+
+
+def _listed(names: List[str]) -> str:
+    return ", ".join(names)
+
+
+NOTE = "__pellucid_note_%d__"
+
+
+def _one_line_notes(tree: ast.Module) -> Dict[str, Tuple[ast.stmt, str]]:
+    """Put a placeholder (one line of source) where each ``if False:`` declaration with a note
+    is; returns placeholder -> (the declaration, its one line).  Such a declaration never
+    runs: written on one line with the note, it says so where it stands."""
+    found: Dict[str, Tuple[ast.stmt, str]] = {}
+    for node in all_nodes(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for k, stmt in enumerate(stmts):
+                note = getattr(stmt, "_pellucid_note", None)
+                if note is None:
+                    continue
+                key = NOTE % len(found)
+                inner = "; ".join(unparse(s) for s in stmt.body)  # type: ignore[attr-defined]
+                found[key] = (stmt, "if False: %s  # %s" % (inner, note))
+                stmts[k] = ast.Expr(ast.Name(key, ast.Load()))
+    return found
+
+
+def _restore_notes(tree: ast.Module, notes: Dict[str, Tuple[ast.stmt, str]], source: str) -> str:
+    """Undo :func:`_one_line_notes` in ``tree``; its placeholders in ``source`` become the
+    declarations' lines."""
+    if not notes:
+        return source
+    for node in all_nodes(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for k, stmt in enumerate(stmts):
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name) \
+                        and stmt.value.id in notes:
+                    stmts[k] = notes[stmt.value.id][0]
+    lines = source.split("\n")
+    for i, line in enumerate(lines):
+        key = line.strip()
+        if key in notes:
+            lines[i] = line[:len(line) - len(line.lstrip())] + notes[key][1]
+    return "\n".join(lines)
 
 
 def target_name(code: types.CodeType) -> str:
@@ -226,11 +284,17 @@ def find_nested_code(code: types.CodeType, name: str) -> Optional[types.CodeType
 
 
 def recompile_full(code: types.CodeType, path: Optional[str] = None,
-                   qualname: Optional[str] = None, keep_locals: bool = False,
-                   header: str = "", write: bool = True, const_tag: str = "") -> Recompiled:
+                   qualname: Optional[str] = None, keep_locals: Any = False,
+                   header: str = "", write: bool = True, const_tag: str = "",
+                   imports: bool = True) -> Recompiled:
     """Recompile ``code``; see :func:`pellucid.recompile`.
 
-    ``keep_locals``: the new code's ``co_varnames`` start with all of the original's, in order.
+    ``keep_locals``: the new code's ``co_varnames`` start with all of the original's, in order,
+    and its cell variables are the original's; ``keep_locals=CELLS``: only the cell variables
+    are (with the arguments and free variables, which always are, all that a frame Dynamo lays
+    out for the original needs: it copies those by position, and nothing else).  ``imports``:
+    declare the names the original's module imported (:func:`_imports_declaration`; only the
+    form of some method calls depends on it).
     ``header`` (comment lines) goes before the source in the file and in what is compiled, so
     line numbers point into the file.  ``write=False`` compiles as if the file at ``path``
     existed, without writing it (the caller writes it).  ``const_tag`` goes into the names of
@@ -238,10 +302,11 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     """
     _check_shadowed(code)
     with shared_results():  # (each code object's instructions read once; see render_code)
-        tree, pool = _tree_for_recompile(code, keep_locals, const_tag)
+        tree, pool = _tree_for_recompile(code, keep_locals, const_tag, imports)
+    notes = _one_line_notes(tree)
     # (only ``place_at_original_lines`` reads the tree afterwards, and it reads the positions
     # the decompiler tagged, not locations: the writer needs statements' lines alone)
-    source = header + unparse(tree, locate_all=False)
+    source = header + _restore_notes(tree, notes, unparse(tree, locate_all=False))
     filename = os.path.abspath(path) if path else code.co_filename
     if path and write:
         with open(path, "w", encoding="utf-8") as fh:
@@ -264,7 +329,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     new = find_nested_code(module, name)
     if new is None:
         raise DecompileError("recompiled source lost the function %s" % code.co_name)
-    if keep_locals and (shadowed_locals(code) or repeated_locals(code)):
+    if keep_locals is True and (shadowed_locals(code) or repeated_locals(code)):
         new = _real_names(code, new)
     problems: List[str] = []
     for attr in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount"):
@@ -276,7 +341,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         problems.append("co_flags %#x != %#x" % (new.co_flags, code.co_flags))
     if new.co_varnames[:_nargs(code)] != code.co_varnames[:_nargs(code)]:
         problems.append("argument names")
-    if keep_locals and new.co_varnames[:len(code.co_varnames)] != code.co_varnames:
+    if keep_locals is True and new.co_varnames[:len(code.co_varnames)] != code.co_varnames:
         problems.append("local slots %r do not start with %r" % (new.co_varnames, code.co_varnames))
     if keep_locals and new.co_cellvars != code.co_cellvars:
         problems.append("co_cellvars %r != %r" % (new.co_cellvars, code.co_cellvars))

@@ -6,6 +6,7 @@ from typing import Any, Dict, Optional, Tuple
 from pellucid.bytecode.features import AST_TYPE_PARAMS
 from pellucid.bytecode.normalize import shared_results
 from pellucid.decompiler.constants import ConstantPool
+from pellucid.decompiler.copy_propagation import fold_temporaries
 from pellucid.decompiler.functions import build_arguments, finish_function_body, kind_flags, CO_COROUTINE, CO_ASYNC_GENERATOR
 from pellucid.decompiler.statements_cleanup import tidy
 from pellucid.decompiler.unparse import unparse
@@ -28,7 +29,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     if is_module_code(code):
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]
-        return tidy_(ast.Module(stmts, [])), pool
+        return tidy_(fold_temporaries(ast.Module(stmts, []))), pool
     body = finish_function_body(code, stmts, sub)
     d = defaults or {}
     args = build_arguments(code, d.get("defaults", []), d.get("kwdefaults", {}), d.get("annotations", {}))
@@ -37,7 +38,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     node = kind(fname, args, body or [ast.Pass()], [], d.get("annotations", {}).get("return"))
     if AST_TYPE_PARAMS:
         node.type_params = []
-    return tidy_(ast.Module([node], [])), pool
+    return tidy_(fold_temporaries(ast.Module([node], []))), pool
 
 
 def _as_is(tree: ast.Module) -> ast.Module:

@@ -69,7 +69,96 @@ def _dispatching_unparser() -> Any:
                 self._pellucid_visitors[cls] = visitor
             visitor(self, node)
 
+        # A statement longer than LONG_LINE whose value is a call or a display of several items
+        # is written again with its items on lines of their own.
+        def visit_Assign(self, node: Any) -> None:
+            self._wrapped(node, base.visit_Assign)
+
+        def visit_Expr(self, node: Any) -> None:
+            self._wrapped(node, base.visit_Expr)
+
+        def visit_Return(self, node: Any) -> None:
+            self._wrapped(node, base.visit_Return)
+
+        def _wrapped(self, node: Any, visit: Any) -> None:
+            start = len(self._source)
+            visit(self, node)
+            value = node.value
+            if sum(len(piece) for piece in self._source[start:]) <= LONG_LINE \
+                    or len(_items(value)) < 2:
+                return
+            del self._source[start:]
+            value._pellucid_wrap = True
+            try:
+                visit(self, node)
+            finally:
+                del value._pellucid_wrap
+
+        def visit_Call(self, node: Any) -> None:
+            if not getattr(node, "_pellucid_wrap", False):
+                base.visit_Call(self, node)
+                return
+            self.set_precedence(_precedence("ATOM"), node.func)
+            self.traverse(node.func)
+            self._one_per_line("(", node.args + node.keywords, ")")
+
+        def visit_Tuple(self, node: Any) -> None:
+            if not getattr(node, "_pellucid_wrap", False):
+                base.visit_Tuple(self, node)
+                return
+            self._one_per_line("(", node.elts, ")")
+
+        def visit_List(self, node: Any) -> None:
+            if not getattr(node, "_pellucid_wrap", False):
+                base.visit_List(self, node)
+                return
+            self._one_per_line("[", node.elts, "]")
+
+        def _one_per_line(self, opening: str, items: List[Any], closing: str) -> None:
+            # (items fill each line up to LONG_LINE, as a person wraps a long call: one per
+            # line would make a short call of long names several times taller)
+            self.write(opening)
+            self._indent += 1
+            self.fill()
+            for k, item in enumerate(items):
+                start = len(self._source)
+                if k:
+                    self.write(" ")
+                self.traverse(item)
+                self.write(",")
+                if k and self._line_length() > LONG_LINE:
+                    del self._source[start:]
+                    self.fill()
+                    self.traverse(item)
+                    self.write(",")
+            self._indent -= 1
+            self.fill(closing)
+
+        def _line_length(self) -> int:
+            n = 0
+            for piece in reversed(self._source):
+                k = piece.rfind("\n")
+                if k >= 0:
+                    return n + len(piece) - k - 1
+                n += len(piece)
+            return n
+
     return Dispatching
+
+
+LONG_LINE = 100  # characters of a statement past which its items go on lines of their own
+
+
+def _items(value: Any) -> List[Any]:
+    if isinstance(value, ast.Call):
+        return list(value.args) + list(value.keywords)
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return list(value.elts)
+    return []
+
+
+def _precedence(name: str) -> Any:
+    return getattr(getattr(ast, "_Precedence"), name)
 
 
 _Dispatching = _dispatching_unparser()
@@ -162,30 +251,19 @@ def _check_and_locate(tree: ast.AST, locate_all: bool = True) -> None:
 
 
 def _unparser_38() -> type:
-    """astunparse's writer, with subscripts of tuples holding slices written as 3.8 parses them.
+    """astunparse's writer, with expressions parenthesised only where the grammar needs it and
+    docstrings written as such (:mod:`pellucid.decompiler.unparse38`).
 
-    The stack machine builds 3.9-shaped subscripts (``slice`` is the key expression itself).
-    astunparse parenthesises a tuple key, and ``a[(1:2, 3)]`` is a syntax error: slices are
-    only legal bare between the brackets (``a[1:2, 3]``, or ``a[1:2,]`` for one element).
+    The stack machine builds 3.9-shaped subscripts (``slice`` is the key expression itself):
+    tuples holding slices are written bare between the brackets (``a[1:2, 3]``), the only form
+    3.8 parses.
     """
     import astunparse  # type: ignore[import-not-found]
 
-    class Unparser38(astunparse.Unparser):  # type: ignore[misc]
-        def _Subscript(self, t: ast.Subscript) -> None:
-            key = t.slice
-            if not (isinstance(key, ast.Tuple) and key.elts
-                    and any(isinstance(e, ast.Slice) for e in key.elts)):
-                super()._Subscript(t)
-                return
-            self.dispatch(t.value)
-            self.write("[")
-            for i, elt in enumerate(key.elts):
-                if i:
-                    self.write(", ")
-                self.dispatch(elt)
-            if len(key.elts) == 1:
-                self.write(",")
-            self.write("]")
+    from pellucid.decompiler.unparse38 import build
+
+    class Unparser38(build(astunparse.Unparser)):  # type: ignore[misc]
+        pass
 
         def _JoinedStr(self, t: ast.JoinedStr) -> None:
             # astunparse writes the literal parts as they are, so escape sequences were lost

@@ -39,14 +39,26 @@ def describe_names(names: Tuple[str, ...]) -> Tuple[List[str], List[str]]:
 
 
 def _layout_problem(original: types.CodeType, new: types.CodeType) -> Optional[str]:
-    """Why ``new`` cannot run in a frame laid out for ``original`` (None when it can)."""
-    if new.co_varnames[:len(original.co_varnames)] != original.co_varnames:
-        return "local variable slots differ: %r vs %r" % (new.co_varnames, original.co_varnames)
+    """Why ``new`` cannot run in a frame laid out for ``original`` (None when it can).
+
+    Dynamo runs a cache entry's code in a frame of its own, copying into it by position the
+    arguments, the cell and the free variables of the frame it was called with (torch's
+    ``eval_frame``; ``convert_frame`` checks the same three): only those must match, the other
+    local slots are the code's own business."""
+    nargs = _nargs(original)
+    if new.co_varnames[:nargs] != original.co_varnames[:nargs] or _nargs(new) != nargs:
+        return "arguments differ: %r vs %r" % (new.co_varnames[:_nargs(new)],
+                                               original.co_varnames[:nargs])
     if new.co_cellvars != original.co_cellvars:
         return "cell variables differ: %r vs %r" % (new.co_cellvars, original.co_cellvars)
     if new.co_freevars != original.co_freevars:
         return "free variables differ: %r vs %r" % (new.co_freevars, original.co_freevars)
     return None
+
+
+def _nargs(code: types.CodeType) -> int:
+    return (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04)
+            + bool(code.co_flags & 0x08))
 
 
 def disassembly(code: types.CodeType) -> str:
@@ -72,12 +84,54 @@ def build(compile_id: str, original: types.CodeType, transformed: types.CodeType
         return _build(compile_id, original, transformed, path, write, fn_globals, verify)
 
 
+def _attempt(transformed: types.CodeType, original: types.CodeType, path: str, head: str,
+             fn_globals: Optional[Dict[str, Any]],
+             verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]],
+             recompile_full: Callable[..., Any]
+             ) -> Tuple[Optional[str], Optional[str], Optional[types.CodeType]]:
+    """Decompile and recompile ``transformed`` once: (why it cannot replace Dynamo's code or
+    None, its source or None, the code that may replace Dynamo's or None)."""
+    from pellucid.decompiler.recompile import CELLS
+    from pellucid.errors import DecompileError
+
+    try:
+        result = recompile_full(transformed, path, keep_locals=CELLS,
+                                header=head + "# STATUS\n#\n", write=False,
+                                const_tag="t%d_" % next(_CONST_TAGS), imports=False)
+    except DecompileError as exc:
+        return "could not decompile: %s" % exc, None, None
+    except Exception as exc:  # a pellucid bug must not reach the user's program
+        return "internal error while decompiling: %s: %s" % (type(exc).__name__, exc), None, None
+    new = result.code
+    problem = _layout_problem(original, new)
+    if problem is None and result.bindings:
+        clash = sorted(k for k, v in result.bindings.items()
+                       if fn_globals is not None and k in fn_globals and fn_globals[k] is not v)
+        if fn_globals is None:
+            problem = "constants without a literal form, and the frame's globals are unknown"
+        elif clash:
+            # Rebinding would change what code already installed reads.
+            problem = "constant names already bound to other values: %s" % ", ".join(clash)
+    if problem is None:
+        try:
+            ok, reason = verify(transformed, new, result.bindings)
+        except Exception as exc:
+            ok, reason = False, "verifier failed: %s: %s" % (type(exc).__name__, exc)
+        if not ok:
+            problem = "not verified equivalent: %s" % reason
+    if problem is not None:
+        return problem, result.source, None
+    if result.bindings and fn_globals is not None:
+        fn_globals.update(result.bindings)
+    return None, result.source, new
+
+
 def _build(compile_id: str, original: types.CodeType, transformed: types.CodeType, path: str,
            write: Callable[[str, str], None], fn_globals: Optional[Dict[str, Any]],
            verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]]
            ) -> Transform:
+    from pellucid.decompiler.copy_propagation import plain_temporaries
     from pellucid.decompiler.recompile import recompile_full
-    from pellucid.errors import DecompileError
 
     graphs, resumes = describe_names(transformed.co_names)
     t = Transform(compile_id, original, transformed, graphs=graphs, resumes=resumes, path=path)
@@ -86,44 +140,23 @@ def _build(compile_id: str, original: types.CodeType, transformed: types.CodeTyp
     # compiling, and the line numbers of the code below must not move.
     head = ("# Dynamo's transformed code for %s (%s), compile %s; decompiled by pellucid.\n"
             % (original.co_name, where, compile_id))
-    try:
-        result = recompile_full(transformed, path, keep_locals=True,
-                                header=head + "# STATUS\n#\n", write=False,
-                                const_tag="t%d_" % next(_CONST_TAGS))
-    except DecompileError as exc:
-        t.rejected = "could not decompile: %s" % exc
-    except Exception as exc:  # a pellucid bug must not reach the user's program
-        t.rejected = "internal error while decompiling: %s: %s" % (type(exc).__name__, exc)
-    else:
-        t.source = result.source
-        new = result.code
-        problem = _layout_problem(original, new)
-        if problem is None and result.bindings:
-            clash = sorted(k for k, v in result.bindings.items()
-                           if fn_globals is not None and k in fn_globals and fn_globals[k] is not v)
-            if fn_globals is None:
-                problem = "constants without a literal form, and the frame's globals are unknown"
-            elif clash:
-                # Rebinding would change what code already installed reads.
-                problem = "constant names already bound to other values: %s" % ", ".join(clash)
-            else:
-                fn_globals.update(result.bindings)
-        if problem is None:
-            try:
-                ok, reason = verify(transformed, new, result.bindings)
-            except Exception as exc:
-                ok, reason = False, "verifier failed: %s: %s" % (type(exc).__name__, exc)
-            if ok:
-                t.replacement = new
-            else:
-                problem = "not verified equivalent: %s" % reason
-        t.rejected = problem
+    t.rejected, source, new = _attempt(transformed, original, path, head, fn_globals, verify,
+                                       recompile_full)
+    if new is None:
+        # Readability rewrites are judged like everything else: when the rewritten form is not
+        # verified, the form without them is tried before Dynamo's own code is used (and shown,
+        # with its own verdict, if neither is verified).
+        with plain_temporaries():
+            plain = _attempt(transformed, original, path, head, fn_globals, verify, recompile_full)
+        if plain[1] is not None:
+            t.rejected, source, new = plain
+    t.source = source
+    t.replacement = new
     if t.source is not None:
         status = ("# This file is the code that runs (checked equivalent to Dynamo's bytecode)."
                   if t.replacement is not None else
                   "# Dynamo's own bytecode runs, not this file: see the end of the file.")
         text = t.source.replace("# STATUS\n", status + "\n", 1) + "\n"
-        text = text.replace("    if False:\n", "    if False:  # never runs; gives these locals the slots Dynamo's frame expects\n", 1)
     else:
         text = head + "# Dynamo's own bytecode runs: pellucid could not decompile it.\n#\n"
     if t.replacement is None:
