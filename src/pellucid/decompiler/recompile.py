@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.bytecode.features import AST_TYPE_PARAMS, SUPER_ATTR_INSTRUCTION
 from pellucid.bytecode.imported_names import import_bound_names
+from pellucid.bytecode.normalize import shared_results
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
@@ -349,7 +350,8 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     the constants without a literal form (see ``bindings``).
     """
     _check_shadowed(code)
-    tree, pool = _tree_for_recompile(code, keep_locals, const_tag, imports)
+    with shared_results():  # (each code object's instructions read once; see render_code)
+        tree, pool = _tree_for_recompile(code, keep_locals, const_tag, imports)
     notes = _one_line_notes(tree)
     # (only ``place_at_original_lines`` reads the tree afterwards, and it reads the positions
     # the decompiler tagged, not locations: the writer needs statements' lines alone)

@@ -4,6 +4,7 @@ import types
 from typing import Any, Dict, Optional, Tuple
 
 from pellucid.bytecode.features import AST_TYPE_PARAMS
+from pellucid.bytecode.normalize import shared_results
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.copy_propagation import fold_temporaries
 from pellucid.decompiler.functions import build_arguments, finish_function_body, kind_flags, CO_COROUTINE, CO_ASYNC_GENERATOR
@@ -48,6 +49,13 @@ def render_code(code: types.CodeType, func: Any = None, name: Optional[str] = No
     """Readable source for ``code``; a lambda is shown as ``lambda ...: ...``.
 
     ``name`` renames the definition (a class attribute bound to a function of another name)."""
+    # the structuring, the body's finish and the scope pass each read a code object's
+    # instructions (and 3.11+ positions): read them once per code object
+    with shared_results():
+        return _render_code(code, func, name)
+
+
+def _render_code(code: types.CodeType, func: Any, name: Optional[str]) -> str:
     pool = ConstantPool()
     defaults = defaults_of(func, pool) if func is not None else None
     tree, pool = code_to_ast(code, name=name, consts=pool, defaults=defaults)
