@@ -20,6 +20,7 @@ import sys
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from pellucid.bytecode import hidden_slots as HS
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.exception_regions import HandlerInfo, handlers_by_offset
 from pellucid.bytecode.instruction import Handler, Instr
@@ -111,6 +112,17 @@ def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
 _KEPT_AS_IS = T.SAME - {"GEN_START", "LOAD_CLASSDEREF"}
 
 
+def _folds_constant_slices() -> bool:
+    """3.14+ compile ``x[1:2]`` with a constant ``slice`` object, which has no literal form."""
+    code = compile("x[1:2]", "<probe>", "eval")
+    return any(type(c) is slice for c in code.co_consts)
+
+
+_CONST_SLICES = _folds_constant_slices()
+if _CONST_SLICES:
+    _KEPT_AS_IS = _KEPT_AS_IS - {"LOAD_CONST"}
+
+
 def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ()) -> List[Instr]:
     """Neutral instructions for one raw instruction (``pending_kw`` carries 3.11's ``KW_NAMES``)."""
     op, arg, val, off = raw.opname, raw.arg, raw.argval, raw.offset
@@ -128,6 +140,12 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
 
     if op in T.NO_OPS:
         return []
+    if op == "HIDDEN_SLOT_NOT_MODELLED":
+        return one("UNSUPPORTED", val)
+    if op == "LOAD_CONST" and type(val) is slice:
+        # built where it is used, as before 3.14: ``x[1:2]`` reads back as a subscript
+        parts = [val.start, val.stop] + ([val.step] if val.step is not None else [])
+        return [Instr("LOAD_CONST", p, off, line) for p in parts] + one("BUILD_SLICE", len(parts))
     if op == "TO_BOOL":
         return one("TO_BOOL")
     if op in T.JUMP_RENAMES:
@@ -152,12 +170,18 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         if arg & 1:
             out.append(Instr("PUSH_NULL", None, off, line))
         return out
-    if op == "LOAD_FAST_CHECK":
-        return one("LOAD_FAST", val)
-    if op in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"):
-        first, second = val
-        a, b = op.split("_FAST_")[0], op.split("_FAST_")[1]
-        return [Instr(a + "_FAST", first, off, line), Instr(b.replace("_FAST", "") + "_FAST", second, off, line)]
+    if op in T.ALIASES:
+        return one(T.ALIASES[op], val)
+    if op in T.PAIRS:
+        (a, b), (first, second) = T.PAIRS[op], val
+        return [Instr(a, first, off, line), Instr(b, second, off, line)]
+    if op == "LOAD_SMALL_INT":
+        return one("LOAD_CONST", val)
+    if op == "LOAD_COMMON_CONSTANT":
+        if raw.argrepr in T.COMMON_CONSTANT_VALUES:
+            return one("LOAD_CONST", val)
+        return one(T.COMMON_CONSTANT_OPS.get(raw.argrepr, "UNSUPPORTED"), None if raw.argrepr in
+                   T.COMMON_CONSTANT_OPS else "LOAD_COMMON_CONSTANT " + raw.argrepr)
     if op == "KW_NAMES":
         # 3.11's dis does not resolve the operand; it indexes co_consts.
         pending_kw.append(consts[arg])
@@ -181,6 +205,8 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         return one("INPLACE", T.INPLACE_OPCODES[op])
     if op == "BINARY_OP":
         sym = raw.argrepr
+        if sym in T.BINARY_OP_OPS:
+            return one(T.BINARY_OP_OPS[sym])
         if sym.endswith("=") and sym not in ("==",):
             return one("INPLACE", sym[:-1])
         return one("BINARY", sym)
@@ -338,10 +364,12 @@ def _fold_end_for(ins: List[Instr]) -> List[Instr]:
 
 
 def _fold_generator_prologue(ins: List[Instr]) -> List[Instr]:
-    """3.11+: ``RETURN_GENERATOR; POP_TOP`` only creates the generator object."""
-    if ins and ins[0].op == "RETURN_GENERATOR":
-        skip = 2 if len(ins) > 1 and ins[1].op == "POP_TOP" else 1
-        return ins[skip:]
+    """3.11+: ``RETURN_GENERATOR; POP_TOP`` only creates the generator object.  (3.15's
+    generator expressions load their iterator ``.0`` before it.)"""
+    first = 1 if len(ins) > 1 and ins[0].op == "LOAD_FAST" and ins[0].arg == ".0" else 0
+    if len(ins) > first and ins[first].op == "RETURN_GENERATOR":
+        skip = 2 if len(ins) > first + 1 and ins[first + 1].op == "POP_TOP" else 1
+        return ins[:first] + ins[first + skip:]
     return ins
 
 
@@ -351,11 +379,28 @@ def prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
 
 
 def _prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
+    facts = hidden_slot_facts(code)
+    if facts is not None:
+        return facts.raw
     raw = raw_instructions(code)
     if PY == (3, 8):  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
         from pellucid.bytecode.legacy_finally import rewrite
         raw = rewrite(raw)
     return raw
+
+
+def hidden_slot_facts(code: types.CodeType) -> Optional[HS.Collapsed]:
+    """3.14+: ``code``'s raw instructions with the slots the neutral model does not have taken
+    out (:mod:`pellucid.bytecode.hidden_slots`), the stack depths and handler depths that go
+    with them; None before 3.14.  Read once per code object within :func:`shared_results`."""
+    if not HS.ACTIVE:
+        return None
+    return _shared_result("collapsed", code, _collapsed)[0]  # type: ignore[no-any-return]
+
+
+def _collapsed(code: types.CodeType) -> List[HS.Collapsed]:
+    from pellucid.bytecode.inlined_calls import fold_inlined_calls
+    return [HS.collapse(code, fold_inlined_calls(code, raw_instructions(code)))]
 
 
 #: (what, id(code)) -> (code, the result) while :func:`shared_results` is active
@@ -472,7 +517,9 @@ def _closure_loads(code: types.CodeType, ins: List[Instr]) -> None:
 
 
 def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]) -> List[Instr]:
-    raw_offsets = [r.offset for r in raw]
+    facts = hidden_slot_facts(code)
+    # (3.14+: jumps may go to an instruction that only moved a hidden slot, gone from ``raw``)
+    raw_offsets = facts.offsets if facts is not None else [r.offset for r in raw]
     # Raw offset -> index of the first surviving neutral instruction at or after it.
     first_at: Dict[int, int] = {}
     k = len(ins)
@@ -487,7 +534,7 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
         x.index = idx
         if x.target is not None:
             x.target = first_at.get(x.target, end_index)
-    handlers = handlers_by_offset(code, raw)
+    handlers = handlers_by_offset(code, raw, facts.handler_depths if facts is not None else None)
     if not handlers:
         return ins  # (no handler anywhere: nothing below applies; Dynamo's code has none)
     made: Dict[HandlerInfo, Optional[Handler]] = {}
