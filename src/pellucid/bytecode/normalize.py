@@ -180,6 +180,8 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     if op == "LOAD_COMMON_CONSTANT":
         if raw.argrepr in T.COMMON_CONSTANT_VALUES:
             return one("LOAD_CONST", val)
+        if raw.argrepr in T.COMMON_BUILTINS:
+            return one("LOAD_BUILTIN", raw.argrepr)
         return one(T.COMMON_CONSTANT_OPS.get(raw.argrepr, "UNSUPPORTED"), None if raw.argrepr in
                    T.COMMON_CONSTANT_OPS else "LOAD_COMMON_CONSTANT " + raw.argrepr)
     if op == "KW_NAMES":
@@ -313,8 +315,30 @@ def _fold_send_loops(ins: List[Instr]) -> List[Instr]:
     return out
 
 
+_OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE"}
+
+
+def _unthread_value_jumps(ins: List[Instr]) -> None:
+    """3.14: in ``a and b or c`` a false ``a`` jumps straight to where ``b or``'s test goes on
+    when false, the ``POP_TOP`` of its ``COPY 1; POP_JUMP_IF_TRUE; POP_TOP``, since testing
+    ``a`` again there could only fall through.  Aim it at that test again (its outcome is
+    known), so each ``COPY 1; POP_JUMP_IF_X; POP_TOP`` stays a ``JUMP_IF_X_OR_POP`` whose
+    ``POP_TOP`` nothing jumps to; CPython threads it the same way again when it compiles the
+    ``and``/``or``."""
+    at = {x.offset: k for k, x in reversed(list(enumerate(ins)))}
+    for i in range(len(ins) - 2):
+        a, j = ins[i], ins[i + 1]
+        if not (a.op == "COPY" and a.arg == 1 and j.op in _OPPOSITE and ins[i + 2].op == "POP_TOP"):
+            continue
+        t = at.get(j.target)  # type: ignore[arg-type]
+        if t is not None and t >= 2 and ins[t].op == "POP_TOP" and ins[t - 1].op == _OPPOSITE[j.op] \
+                and ins[t - 2].op == "COPY" and ins[t - 2].arg == 1:
+            j.target = ins[t - 2].offset
+
+
 def _fold_copy_jumps(ins: List[Instr]) -> List[Instr]:
     """3.12+: ``COPY 1; POP_JUMP_IF_X t; POP_TOP`` is exactly ``JUMP_IF_X_OR_POP t``."""
+    _unthread_value_jumps(ins)
     out: List[Instr] = []
     i = 0
     while i < len(ins):

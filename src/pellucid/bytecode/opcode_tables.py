@@ -115,6 +115,9 @@ PAIRS = {
 # :mod:`pellucid.bytecode.inlined_calls` folds back into calls.
 COMMON_CONSTANT_VALUES = frozenset({"None", "''", "True", "False", "-1"})
 COMMON_CONSTANT_OPS = {"AssertionError": "LOAD_ASSERTION_ERROR"}
+# ... and builtins that compiler-made code loads: the neutral ``LOAD_BUILTIN`` of the name
+# (``raise NotImplementedError`` in a PEP 649 ``__annotate__`` function).
+COMMON_BUILTINS = frozenset({"NotImplementedError"})
 
 # BINARY_OP argreprs that are not operators (3.14 folded BINARY_SUBSCR into BINARY_OP).
 BINARY_OP_OPS = {"[]": "SUBSCR"}

@@ -19,6 +19,7 @@ from pellucid.decompiler import sharing
 from pellucid.decompiler.async_loops import AsyncLoopBuilder
 from pellucid.decompiler.except_star import ExceptStarBuilder
 from pellucid.decompiler.comprehensions import ComprehensionBuilder
+from pellucid.decompiler.deferred_annotations import AnnotationsDef, annotate_entries, is_annotate
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.functions import Decorated, FunctionBuilder, PendingClass
@@ -364,6 +365,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if isinstance(v, M.Marker) and v.value == "locals" and isinstance(target, ast.Name) \
                 and target.id == "__classdict__":
             return  # 3.12+ class body keeping its namespace for annotation scopes
+        if isinstance(target, ast.Name) and target.id in ("__annotate__", "__annotate_func__") \
+                and not self.code.co_flags & 0x01 and is_annotate(v):
+            # 3.14+: a class or module body's deferred annotations, written back as annotated
+            # statements when the body is complete (pellucid.decompiler.deferred_annotations)
+            self.emit(out, AnnotationsDef(annotate_entries(self, v)), stack)
+            return
         if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "type_alias":
             name, value = v.value[1], v.value[2]
             # (a generic alias, ``type A[T] = ...``, carries its parameters: type_params.py)

@@ -527,6 +527,9 @@ class Fallback:
         # the builtin, whatever the code's own scopes call AssertionError
         self.push("__pellucid_builtins.AssertionError")
 
+    def op_LOAD_BUILTIN(self, ins: Instr, arg: str) -> None:
+        self.push("__pellucid_builtins.%s" % arg)
+
     def op_SUBSCR(self, ins: Instr, arg: Any) -> None:
         k = self.pop()
         o = self.pop()
@@ -1331,6 +1334,8 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
             from pellucid.decompiler.implicit_return import drop_implicit_returns
             stmts = drop_implicit_returns(stmts)
             from pellucid.decompiler import annotations_setup as ann
+            from pellucid.decompiler.deferred_annotations import merge_annotations
+            stmts = merge_annotations(stmts)
             if ann.sets_up_annotations(code, sub.instrs):
                 stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
         return stmts, sub

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, position_at, position_units
 from pellucid.decompiler import markers as M
+from pellucid.decompiler.deferred_annotations import CONDITIONAL_SET, AnnotationMark, lazy_value_body
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.tree_nodes import all_nodes
 
@@ -342,6 +343,9 @@ class StackMachine:
         self.consts.made_assertion = True  # type: ignore[attr-defined]  # (tidy has work)
         stack.append(node)
 
+    def op_LOAD_BUILTIN(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(name_load(arg))  # (only in compiler-made code, where the name is not bound)
+
     # stack shuffles -----------------------------------------------------------------------------
     def op_POP_TOP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
@@ -463,7 +467,7 @@ class StackMachine:
                 and operand.value[0] == "type_alias_operand"):
             raise StructureError("INTRINSIC_TYPEALIAS of an unexpected operand")
         _, name, stub = operand.value
-        body = self.nested_body(stub.value)  # type: ignore[attr-defined]  # (FunctionBuilder)
+        body = lazy_value_body(stub.value, self.nested_body(stub.value))  # type: ignore[attr-defined]
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             raise StructureError("type alias value is not a single expression")
         stack.append(M.Marker(("type_alias", name, body[0].value)))
@@ -564,6 +568,13 @@ class StackMachine:
             self._mutate(stack, out, -arg, "append", [v])
 
     def op_SET_ADD(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg == 1 and isinstance(stack[-2], ast.Name) and stack[-2].id == CONDITIONAL_SET \
+                and isinstance(stack[-1], ast.Constant) and type(stack[-1].value) is int:
+            # 3.14+: an annotated statement in a compound one has run (deferred_annotations)
+            index = stack.pop().value
+            stack[-1] = M.SavedLocal(None)
+            self.emit(out, AnnotationMark(index), stack)
+            return
         v = self.value(stack.pop())
         if arg > 1 and _empty_accumulator(stack[-arg]):
             self.emit(out, CompAppend("set", v), stack)

@@ -938,7 +938,7 @@ _STEP_OPS = frozenset({
     "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_AND_CLEAR", "STORE_FAST", "STORE_DEREF",
     "DELETE_FAST", "LOAD_DEREF", "DELETE_DEREF", "LOAD_CLOSURE", "POP_TOP", "PUSH_NULL", "COPY",
     "SWAP", "ROT", "JUMP", "BUILD_TUPLE", "BUILD_LIST", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
-    "BUILD_SLICE", "BUILD_STRING", "LOAD_ASSERTION_ERROR", "STOPITERATION_ERROR",
+    "BUILD_SLICE", "BUILD_STRING", "LOAD_ASSERTION_ERROR", "LOAD_BUILTIN", "STOPITERATION_ERROR",
     "ASYNC_GEN_WRAP", "UNPACK_SEQUENCE", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME",
     "LOAD_ATTR", "CHECK_EXC_MATCH", "EXC_MATCH2", "LOAD_GLOBAL", "PUSH_EXC_INFO", "POP_EXCEPT",
     "RERAISE", "RAISE_VARARGS", *_NEUTRAL_JUMPS, "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
@@ -1048,6 +1048,8 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         stack.append(("str", tuple(items)))
     elif op == "LOAD_ASSERTION_ERROR":
         stack.append(("builtin", "AssertionError"))
+    elif op == "LOAD_BUILTIN":
+        stack.append(("builtin", arg))
     elif op == "STOPITERATION_ERROR":
         stack.append(("stopiter_error", _pop(st, 1)[0]))
     elif op == "ASYNC_GEN_WRAP":
