@@ -142,10 +142,9 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         return []
     if op == "HIDDEN_SLOT_NOT_MODELLED":
         return one("UNSUPPORTED", val)
-    if op == "LOAD_CONST" and type(val) is slice:
-        # built where it is used, as before 3.14: ``x[1:2]`` reads back as a subscript
-        parts = [val.start, val.stop] + ([val.step] if val.step is not None else [])
-        return [Instr("LOAD_CONST", p, off, line) for p in parts] + one("BUILD_SLICE", len(parts))
+    if op == "LOAD_CONST" and (type(val) is slice or (type(val) is tuple and any(type(v) is slice for v in val))):
+        # built where it is used, as before 3.14: ``x[1:2, 3]`` reads back as a subscript
+        return _built_constant(val, off, line)
     if op == "TO_BOOL":
         return one("TO_BOOL")
     if op in T.JUMP_RENAMES:
@@ -278,6 +277,19 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     if op in T.SAME:
         return one(op, val)
     return one("UNSUPPORTED", op)
+
+
+def _built_constant(val: Any, off: int, line: Optional[int]) -> List[Instr]:
+    """A 3.14+ constant slice (or tuple holding slices) as the loads that build it."""
+    if type(val) is slice:
+        parts = [val.start, val.stop] + ([val.step] if val.step is not None else [])
+        return [Instr("LOAD_CONST", p, off, line) for p in parts] + [Instr("BUILD_SLICE", len(parts), off, line)]
+    if type(val) is tuple and any(type(v) is slice for v in val):
+        out: List[Instr] = []
+        for v in val:
+            out.extend(_built_constant(v, off, line))
+        return out + [Instr("BUILD_TUPLE", len(val), off, line)]
+    return [Instr("LOAD_CONST", val, off, line)]
 
 
 def _fold_send_loops(ins: List[Instr]) -> List[Instr]:

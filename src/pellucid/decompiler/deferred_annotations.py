@@ -214,9 +214,48 @@ def has_annotation_statements(stmts: List[ast.stmt]) -> bool:
                for st in block)
 
 
-def merge_annotations(stmts: List[ast.stmt]) -> List[ast.stmt]:
-    """A class or module body with its decoded ``__annotate__`` written back as annotated
-    statements, and the bookkeeping (the definition, the set, the marks) gone."""
+def merge_annotations(stmts: List[ast.stmt], code: types.CodeType) -> List[ast.stmt]:
+    """A class or module body (of ``code``) with its decoded ``__annotate__`` written back as
+    annotated statements, and the bookkeeping (the definition, the set, the marks) gone."""
+    return _keep_annotation_cells(_merge(stmts), code)
+
+
+def _keep_annotation_cells(stmts: List[ast.stmt], code: types.CodeType) -> List[ast.stmt]:
+    """Where the body had cells that only annotations make, and none is left to make them
+    again (``T.a: int = 1`` and ``(x): int`` compile to their store or to nothing, but still
+    make the module create ``__conditional_annotations__``, and a class its ``__classdict__``
+    cell), add an annotation that compiles to nothing else: ``(__annotations__): None``, inside
+    ``if None:`` where the set must be made (a class makes it for conditional ones only)."""
+    cells = code.co_cellvars
+    need_set = CONDITIONAL_SET in cells
+    need_classdict = "__classdict__" in cells and code.co_name != "<module>"
+    if not (need_set or need_classdict) or _makes_annotation_cells(stmts, need_set):
+        return stmts
+    marker: ast.stmt = ast.AnnAssign(ast.Name("__annotations__", ast.Store()), ast.Constant(None), None, 0)
+    if need_set:
+        marker = ast.If(ast.Constant(None), [marker], [])
+    return list(stmts) + [marker]
+
+
+def _makes_annotation_cells(stmts: List[ast.stmt], conditional: bool) -> bool:
+    """Whether ``stmts`` has an annotated statement (nested in a compound statement, if
+    ``conditional``), or a definition whose annotations or type parameters use the class
+    namespace."""
+    for block in _statement_lists(stmts):
+        nested = block is not stmts
+        for st in block:
+            if isinstance(st, ast.AnnAssign) and (nested or not conditional):
+                return True
+            if not conditional and isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                    st.returns is not None or getattr(st, "type_params", None) or any(
+                        a.annotation is not None for a in ast.walk(st.args) if isinstance(a, ast.arg))):
+                return True
+            if not conditional and (getattr(st, "type_params", None) or type(st).__name__ == "TypeAlias"):
+                return True
+    return False
+
+
+def _merge(stmts: List[ast.stmt]) -> List[ast.stmt]:
     defs = [st for st in stmts if isinstance(st, AnnotationsDef)]
     if len(defs) > 1:
         raise StructureError("two __annotate__ functions in one body")

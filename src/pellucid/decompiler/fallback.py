@@ -429,6 +429,12 @@ class Fallback:
     def op_LOAD_GLOBAL(self, ins: Instr, arg: str) -> None:
         if self.function:
             self.globals_.add(arg) if arg in self._assigned_locals() else None
+        elif self.code.co_name != "<module>" and any(
+                i.op == "STORE_NAME" and i.arg == arg for i in self.instrs):
+            # (3.12+ class bodies' inlined comprehensions read globals: a bare name there
+            # would find the class's own first; a function's free name is a global)
+            self.push("(lambda: %s)()" % arg)
+            return
         self.push(arg)
 
     def _assigned_locals(self) -> set:
@@ -1335,7 +1341,7 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
             stmts = drop_implicit_returns(stmts)
             from pellucid.decompiler import annotations_setup as ann
             from pellucid.decompiler.deferred_annotations import merge_annotations
-            stmts = merge_annotations(stmts)
+            stmts = merge_annotations(stmts, code)
             if ann.sets_up_annotations(code, sub.instrs):
                 stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
         return stmts, sub
