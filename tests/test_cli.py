@@ -254,7 +254,7 @@ BAD_INPUTS = [
         [f"other.pyc was compiled by Python {OTHER} but this is Python {RUNNING_STR}: "
          f"run pellucid with Python {OTHER}"],
     ),
-    (["old.pyc"], ["old.pyc was compiled by Python 2.7", "3.8 to 3.13 only"]),
+    (["old.pyc"], ["old.pyc was compiled by Python 2.7", "3.8 to 3.15 only"]),
     (["unknown.pyc"], ["unknown.pyc is not a .pyc file of any known Python version"]),
     (["truncated.pyc"], ["truncated.pyc has corrupt or truncated marshal data"]),
     (["empty.pyc"], ["empty.pyc is empty (0 bytes), not a .pyc file"]),
