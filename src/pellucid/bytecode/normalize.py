@@ -118,9 +118,21 @@ def _folds_constant_slices() -> bool:
     return any(type(c) is slice for c in code.co_consts)
 
 
+def _has_lazy_imports() -> bool:
+    """3.15+ (PEP 810): ``lazy import m`` sets bit 0 of IMPORT_NAME's argument."""
+    try:
+        compile("lazy import m", "<probe>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
 _CONST_SLICES = _folds_constant_slices()
 if _CONST_SLICES:
     _KEPT_AS_IS = _KEPT_AS_IS - {"LOAD_CONST"}
+_LAZY_IMPORTS = _has_lazy_imports()
+if _LAZY_IMPORTS:
+    _KEPT_AS_IS = _KEPT_AS_IS - {"IMPORT_NAME"}
 
 
 def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ()) -> List[Instr]:
@@ -140,6 +152,10 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
 
     if op in T.NO_OPS:
         return []
+    if op == "IMPORT_NAME" and _LAZY_IMPORTS and arg & 1:
+        # (bit 1, "eager", only says the import is where lazy ones are not allowed: in a
+        # function, class or try; the recompiled import is in the same place)
+        return one("LAZY_IMPORT_NAME", val)
     if op == "HIDDEN_SLOT_NOT_MODELLED":
         return one("UNSUPPORTED", val)
     if op == "LOAD_CONST" and (type(val) is slice or (type(val) is tuple and any(type(v) is slice for v in val))):
@@ -253,6 +269,10 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         return one("FORMAT", (-1, False))
     if op == "FORMAT_WITH_SPEC":
         return one("FORMAT", (-1, True))
+    if op == "BUILD_INTERPOLATION":  # 3.14 t-strings: (conversion, has a format spec)
+        return one("BUILD_INTERPOLATION", (T.CONVERSIONS[(arg >> 2) & 3], bool(arg & 1)))
+    if op == "BUILD_TEMPLATE":
+        return one("BUILD_TEMPLATE")
     if op == "CONVERT_VALUE":
         return one("CONVERT", T.CONVERSIONS[arg])
     if op == "MAKE_FUNCTION":

@@ -398,12 +398,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 alias = ast.alias(name, target.id)
             if v.level:
                 raise StructureError("relative import of a module object")
-            self.emit(out, ast.Import([alias]), stack)
+            self.emit(out, v.statement(ast.Import([alias])), stack)
             return
         if isinstance(v, ImportAttr) and isinstance(target, ast.Name):
             mod = v.value
             if mod.fromlist is None:
-                self.emit(out, ast.Import([ast.alias(mod.value, target.id)]), stack)
+                self.emit(out, mod.statement(ast.Import([ast.alias(mod.value, target.id)])), stack)
             else:
                 mod.names.append(ast.alias(v.name, None if v.name == target.id else target.id))
             return

@@ -659,6 +659,24 @@ class Fallback:
             v = "%s(%s)" % (fn, v)
         self.push("__pellucid_builtins.format(%s, %s)" % (v, spec))
 
+    def op_BUILD_INTERPOLATION(self, ins: Instr, arg: Any) -> None:
+        conv, has_spec = arg
+        spec = self.pop() if has_spec else "''"
+        text = self.pop()
+        v = self.pop()
+        c = "None" if conv == -1 else repr(chr(conv))
+        self.push("__pellucid_builtins.__import__('string.templatelib', fromlist=('_',))"
+                  ".Interpolation(%s, %s, %s, %s)" % (v, text, c, spec))
+
+    def op_BUILD_TEMPLATE(self, ins: Instr, arg: Any) -> None:
+        fields = self.pop()
+        strings = self.pop()
+        # (Template(*args) joins what it is given: the strings and fields in turn, the last
+        # string after the last field)
+        self.push("__pellucid_builtins.__import__('string.templatelib', fromlist=('_',)).Template("
+                  "*[__pellucid_p for __pellucid_q in __pellucid_builtins.zip(%s, %s + (None,)) "
+                  "for __pellucid_p in __pellucid_q if __pellucid_p is not None])" % (strings, fields))
+
     def op_LIST_APPEND(self, ins: Instr, arg: int) -> None:
         v = self.pop()
         self.w("%s.append(%s)" % (_slot(len(self.stack) - arg), v))
@@ -1110,6 +1128,9 @@ class Fallback:
             exit_d, exc_d = n - 7, n - 2
         e = _slot(exc_d)
         self.push("%s(__pellucid_builtins.type(%s), %s, %s.__traceback__)" % (_slot(exit_d), e, e, e))
+
+    def op_LAZY_IMPORT_NAME(self, ins: Instr, arg: str) -> None:
+        raise FallbackError("a lazy import has no form inside the state machine")
 
     def op_IMPORT_NAME(self, ins: Instr, arg: str) -> None:
         consts = [p for _, p in self.stack[-2:]] if len(self.stack) >= 2 else []
