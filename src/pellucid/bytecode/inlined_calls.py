@@ -54,9 +54,12 @@ def _fast_path_start(raw: List[dis.Instruction], k: int, index: dict) -> int:
         j += 1
     # the generator is made the same way on both paths, up to and including ``CALL 0``
     s = slow + 1
-    while s < len(raw) and j < len(raw) and _same(raw[s], raw[j]):
-        if raw[s].opname == "CALL" and raw[s].arg == 0:
-            return slow if s + 1 < len(raw) and raw[s + 1].opname == "CALL" and raw[s + 1].arg == 1 else -1
+    while s + 1 < len(raw) and j < len(raw) and _same(raw[s], raw[j]):
+        if raw[s].opname == "CALL" and raw[s].arg == 0 and raw[s + 1].opname == "CALL" \
+                and raw[s + 1].arg == 1:
+            # (the generator's call; the fast path iterates it next)
+            nxt = raw[j + 1] if j + 1 < len(raw) else None
+            return slow if nxt is not None and nxt.opname in ("FOR_ITER", "PUSH_NULL") else -1
         s += 1
         j += 1
     return -1
@@ -76,7 +79,7 @@ def fold_inlined_calls(code: types.CodeType, raw: List[dis.Instruction]) -> List
     index = {r.offset: k for k, r in enumerate(raw)}
     redirect = {}  # index of a ``COPY 1`` -> index of its slow path's PUSH_NULL
     for k, r in enumerate(raw):
-        if r.opname == "COPY" and k >= 1 and raw[k - 1].opname == "LOAD_GLOBAL":
+        if r.opname == "COPY" and k >= 1:  # (the name may be a global, a local, a cell...)
             slow = _fast_path_start(raw, k, index)
             if slow >= 0:
                 redirect[k] = slow
@@ -105,5 +108,5 @@ def fold_inlined_calls(code: types.CodeType, raw: List[dis.Instruction]) -> List
             if r.opname in _TERMINAL:
                 break
             k += 1
-    # ``LOAD_GLOBAL name`` stays; its slow path's PUSH_NULL follows it directly.
+    # The load of the name stays; its slow path's PUSH_NULL follows it directly.
     return [r for k, r in enumerate(raw) if k in seen and k not in redirect]

@@ -484,6 +484,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if self.comprehension and arg == ".0":
             stack.append(M.Iterator(name_load(".0")))
             return
+        if not arg.isidentifier():
+            # (a hidden parameter, such as 3.14's ``.format``, of code decompiled on its own:
+            # spelled as functions.build_arguments spells it in the signature)
+            from pellucid.decompiler.fallback import _local
+            arg = _local(arg)
         stack.append(name_load(arg))
 
     def op_ASYNC_GEN_WRAP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

@@ -227,6 +227,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     if keep_locals and shadowed_locals(code):
         new = new.replace(co_varnames=tuple(
             n[len(SLOT_PREFIX):] if n.startswith(SLOT_PREFIX) else n for n in new.co_varnames))
+    new = _hidden_parameters_back(code, new)
     problems: List[str] = []
     for attr in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount"):
         if getattr(new, attr, 0) != getattr(code, attr, 0):
@@ -250,6 +251,21 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     if not path:
         changes["co_filename"] = code.co_filename
     return Recompiled(new.replace(**changes), source, pool.bindings)
+
+
+def _hidden_parameters_back(code: types.CodeType, new: types.CodeType) -> types.CodeType:
+    """``new`` with the original names of parameters no source can spell (``.0``, 3.14's
+    ``.format``), which the decompiled source gave an identifier (fallback._local): no call can
+    pass them by keyword, so only the name differed."""
+    from pellucid.decompiler.fallback import _local
+    n = _nargs(code)
+    names = list(new.co_varnames)
+    for k, name in enumerate(code.co_varnames[:n]):
+        if not name.isidentifier() and k < len(names) and names[k] == _local(name):
+            names[k] = name
+    if names == list(new.co_varnames):
+        return new
+    return new.replace(co_varnames=tuple(names))
 
 
 def _nargs(code: types.CodeType) -> int:
