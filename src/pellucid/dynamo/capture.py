@@ -36,6 +36,9 @@ GRAPH_EVENTS = {
     "inductor_output_code": "inductor",
 }
 
+#: Inductor's first comment in its output code names the AOT graph it compiled
+_AOT_ID = re.compile(r"^# AOT ID: \[.*_backward'\]", re.M)
+
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
 _BREAK_AT = re.compile(r"Graph break in user code at (\S+:\d+)")
 
@@ -45,6 +48,13 @@ def compile_id_of(metadata: Dict[str, Any]) -> Optional[str]:
     if "frame_id" in metadata and "frame_compile_id" in metadata:
         return "%s/%s" % (metadata["frame_id"], metadata["frame_compile_id"])
     return None
+
+
+def inductor_stage(code: str) -> str:
+    """``inductor_backward`` for Inductor's output code of an AOT backward graph (compiled
+    under the same compile id as the forward, often only when ``backward()`` first runs),
+    else ``inductor``."""
+    return "inductor_backward" if _AOT_ID.search(code[:2000]) else "inductor"
 
 
 class _TraceHandler(logging.Handler):
@@ -67,7 +77,8 @@ class Capturer:
         self.files = files
         self.verify = verify
         self.capture = Capture(files.dump_dir)
-        self.graph_sources: Dict[str, List[Tuple[str, str]]] = {}  # compile id -> [(stage, text)]
+        #: compile id -> [(stage, text, file Inductor loaded the text from)]
+        self.graph_sources: Dict[str, List[Tuple[str, str, Optional[str]]]] = {}
         self.globals_of: Dict[int, Dict[str, Any]] = {}  # id(original code) -> frame globals
         #: id(original code) -> the closure of the frame Dynamo compiled (read from ``_compile``'s
         #: arguments, so writing the dump needs no garbage-collector scan for the function)
@@ -187,7 +198,12 @@ class Capturer:
         with self._lock:
             for event, stage in GRAPH_EVENTS.items():
                 if event in metadata and payload:
-                    self.graph_sources.setdefault(compile_id, []).append((stage, payload))
+                    origin = None
+                    if stage == "inductor":
+                        stage = inductor_stage(payload)
+                        where = metadata.get(event)
+                        origin = where.get("file_path") if isinstance(where, dict) else None
+                    self.graph_sources.setdefault(compile_id, []).append((stage, payload, origin))
                     return
             artifact = metadata.get("artifact")
             if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
@@ -262,9 +278,9 @@ class Capturer:
                     if global_name.startswith(name + "_") or global_name == name:
                         graph.compiled_fn = g.get(global_name, graph.compiled_fn)
                 seen = {s.stage for s in graph.stages}
-                for stage, text in stages:
+                for stage, text, origin in stages:
                     if stage not in seen:
-                        graph.stages.append(GraphStage(stage, text))
+                        graph.stages.append(GraphStage(stage, text, origin=origin))
                         seen.add(stage)
 
 

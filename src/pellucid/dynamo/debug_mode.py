@@ -7,11 +7,13 @@ process.  Inside ``debug()``:
   accepts run the original code, and ``debug()`` says so once per function;
 * the transformed code and resume functions already run from their dumped files (when
   ``prepare_debug`` verified them), so breakpoints there are hit;
-* graph modules run the ``forward`` of their dumped graph file (eager and aot_eager
-  backends), once verified equivalent, so a debugger steps from the transformed code into
-  the graph;
-* ``pause=True`` stops once at the ``with`` line, like ``breakpoint()``, so breakpoints can be
-  set in the dumped files before the program goes on.
+* of each graph, the stage that runs runs from its dumped file, so a debugger steps from the
+  transformed code into the graph: the Dynamo graph's ``forward`` (eager), AOT Autograd's
+  forward and backward graphs (aot_eager), once verified equivalent; Inductor's output code
+  (``call()``, forward and backward), once shown to be the module Inductor loaded
+  (:mod:`pellucid.dynamo.inductor_code`).  The other stages' files are for reading only;
+* ``pause=True`` stops once at the ``with`` line, like ``breakpoint()``, after listing the files
+  that run and those for reading only, so breakpoints can be set before the program goes on.
 
 >>> with debug(pause=False):      # doctest: +SKIP
 ...     compiled_model(x)
@@ -25,6 +27,24 @@ from typing import Any, Callable, Dict, List, Set
 from pellucid.dynamo.torch_features import find, warn
 
 
+#: AOT Autograd stages whose graphs run (the joint graph is only split into them)
+_AOT_RUN = ("aot_forward", "aot_backward", "aot_inference")
+
+
+_READING = "for reading only: "
+
+
+def _read_only_reason(stage: str, inductor: bool) -> str:
+    """Why a graph stage's file does not run (``inductor``: Inductor's output code runs)."""
+    instead = "Inductor's output code runs instead" if inductor else "AOT Autograd's graphs run instead"
+    if stage == "dynamo":
+        return _READING + "the Dynamo graph; " + instead
+    if stage == "aot_joint":
+        return _READING + "AOT Autograd's joint graph; " + (
+            instead if inductor else "it runs split into the forward and backward graphs")
+    return _READING + "compiled further by Inductor, whose output code runs instead"
+
+
 class DebugSession:
     """What ``debug()`` set up: which dumped files run, and which could not be used."""
 
@@ -33,6 +53,22 @@ class DebugSession:
         self.transformed_files: Dict[str, str] = {}  # path -> "runs" or why Dynamo's code runs
         self.full_code_files: Dict[str, str] = {}  # path -> "runs" (the cache lookup) or why not
         self.misses: List[str] = []  # functions whose original code ran (no entry matched)
+
+    def running(self) -> List[str]:
+        """The dumped files whose code runs (breakpoints in them are hit): the cache lookups,
+        the transformed code and resume functions, the graphs."""
+        return [p for p, s in self.full_code_files.items() if s == "runs"] + \
+            [p for p, s in self.transformed_files.items() if s == "runs"] + \
+            [p for p, s in self.graph_files.items() if s == "installed"]
+
+    def read_only(self) -> Dict[str, str]:
+        """The other dumped files, each with why nothing runs from it."""
+        out: Dict[str, str] = {}
+        for files in (self.full_code_files, self.transformed_files, self.graph_files):
+            for path, state in files.items():
+                if state not in ("runs", "installed"):
+                    out[path] = state
+        return out
 
 
 class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
@@ -75,8 +111,6 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
             stance = set_stance("eager_on_recompile")
             stance.__enter__()
             self._undo.append(lambda: stance.__exit__(None, None, None))
-        from pellucid.dynamo import graph_code
-
         for capture in CAPTURES:
             for frame in capture.frames.values():
                 if frame.code is not None:
@@ -86,16 +120,44 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
                         self.session.transformed_files[t.path] = (
                             "runs" if t.replacement is not None else "Dynamo's bytecode runs: %s" % t.rejected)
             for graph in capture.graphs.values():
-                files = [s.path for s in graph.stages if s.path and s.stage != "inductor"]
-                if graph.compiled_fn is None or not files:
-                    continue
-                modules = graph_code.graph_modules_in(graph.compiled_fn)
-                undo, outcome = graph_code.install_from_files(
-                    modules, files, lambda a, b: verify_equivalent(a, b, {}))
-                self._undo += undo
-                self.session.graph_files.update(outcome)
+                self._install_graph(graph, verify_equivalent)
         self._route_full_code(CAPTURES)
         self._watch_misses()
+
+    def _install_graph(self, graph: Any, verify_equivalent: Callable[..., Any]) -> None:
+        """Make the stages of ``graph`` that run, run from their files; the others are for reading.
+
+        Of a graph's stages only the last compiled ones run: Inductor's output code when there
+        is any, else AOT Autograd's forward/backward (or inference) graph, else Dynamo's graph.
+        """
+        from pellucid.dynamo import graph_code, inductor_code
+
+        stages = [s for s in graph.stages if s.path]
+        inductor = [s for s in stages if s.stage.startswith("inductor")]
+        aot = [s for s in stages if s.stage in _AOT_RUN]
+        running = inductor or aot or [s for s in stages if s.stage == "dynamo"]
+        for s in stages:
+            if s not in running:
+                self.session.graph_files[s.path] = _read_only_reason(s.stage, bool(inductor))
+        if not running:
+            return
+        if graph.compiled_fn is None:
+            for s in running:
+                self.session.graph_files[s.path] = "not used: the compiled graph's callable was not captured"
+            return
+        if inductor:
+            for s in inductor:
+                undo, outcome = inductor_code.install_from_file(s.path, s.origin, [graph.compiled_fn])
+                self._undo += undo
+                self.session.graph_files[s.path] = outcome
+            return
+        modules = graph_code.graph_modules_in(graph.compiled_fn)
+        undo, outcomes = graph_code.install_from_files(
+            modules, [s.path for s in running], lambda a, b: verify_equivalent(a, b, {}))
+        self._undo += undo
+        for s in running:
+            self.session.graph_files[s.path] = outcomes.get(
+                s.path, "not used: no graph module reachable from the compiled graph")
 
     def _route_full_code(self, captures: List[Any]) -> None:
         """Calls of compiled user functions go through their dumped full_code dispatcher."""
@@ -164,15 +226,26 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
         self._undo.append(stop)
 
     # -- pausing ---------------------------------------------------------------------------------
+    def pause_message(self) -> str:
+        """What the pause prints: every dumped file that runs, then the ones for reading only."""
+        lines = ["pellucid.debug: paused before the program goes on; set breakpoints in the dumped "
+                 "files, then continue."]
+        running = self.session.running()
+        lines.append("These files run (breakpoints in them are hit):" if running else
+                     "No dumped file runs (see the reasons below).")
+        lines += ["  %s" % p for p in running]
+        read_only = self.session.read_only()
+        if read_only:
+            lines.append("For reading only (nothing runs from them):")
+            lines += ["  %s -- %s" % (p, why[len(_READING):] if why.startswith(_READING) else why)
+                      for p, why in read_only.items()]
+        return "\n".join(lines) + "\n"
+
     def _pause(self, frame: Any) -> None:
         hook = os.environ.get("PYTHONBREAKPOINT")
         if hook == "0":
             return
-        running = [p for p, s in self.session.transformed_files.items() if s == "runs"]
-        graphs = [p for p, s in self.session.graph_files.items() if s == "installed"]
-        sys.stderr.write(
-            "pellucid.debug: paused before the program goes on; set breakpoints in the dumped "
-            "files, then continue.\n" + "".join("  %s\n" % p for p in (running + graphs)[:20]))
+        sys.stderr.write(self.pause_message())
         if (hook and hook != "pdb.set_trace") or sys.breakpointhook is not sys.__breakpointhook__:
             sys.breakpointhook()  # the debugger in charge (debugpy/VS Code, PyCharm, PYTHONBREAKPOINT)
             return

@@ -31,18 +31,25 @@ def forward_codes(module_code: types.CodeType) -> List[types.CodeType]:
 def graph_modules_in(root: Any, max_depth: int = 8) -> List[Any]:
     """Graph modules reachable from ``root`` through closures, bound methods, ``__wrapped__``,
     partials and containers (how Dynamo and AOT Autograd wrap the graphs they run)."""
-    from torch.autograd import Function
     from torch.fx import GraphModule
+
+    return reachable(root, lambda obj: isinstance(obj, GraphModule), max_depth)
+
+
+def reachable(root: Any, wanted: Callable[[Any], bool], max_depth: int = 8) -> List[Any]:
+    """Objects for which ``wanted`` is true, reachable from ``root`` the way
+    :func:`graph_modules_in` walks (not looking inside a found object)."""
+    from torch.autograd import Function
 
     found: List[Any] = []
     seen: Set[int] = set()
     frontier: List[Tuple[Any, int]] = [(root, 0)]
     while frontier:
         obj, depth = frontier.pop()
-        if id(obj) in seen or depth > max_depth:
-            continue
+        if depth > max_depth or id(obj) in seen:
+            continue  # (too deep is not "seen": a shorter path may still reach it)
         seen.add(id(obj))
-        if isinstance(obj, GraphModule):
+        if wanted(obj):
             found.append(obj)
             continue
         children: List[Any] = []
@@ -50,6 +57,8 @@ def graph_modules_in(root: Any, max_depth: int = 8) -> List[Any]:
             children += [obj.__self__, obj.__func__]
         if isinstance(obj, types.FunctionType):
             children += [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+        if isinstance(obj, types.BuiltinMethodType) and isinstance(getattr(obj, "__self__", None), type):
+            children.append(obj.__self__)  # (``SomeFunction.apply``, which torch 2.15's wrappers hold)
         for attr in ("__wrapped__", "func", "compiled_fn", "_compiled_fn", "fn"):
             child = getattr(obj, attr, None) if not isinstance(obj, (type, types.ModuleType)) else None
             if child is not None:

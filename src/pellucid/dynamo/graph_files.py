@@ -12,7 +12,7 @@ imports.  If a listing ever does not compile, the file keeps it as comments and 
 True
 """
 import re
-from typing import List
+from typing import List, Optional
 
 _CLASS_LINE = re.compile(r"^(\s*)class ([^\s(:]+)(.*)$")
 
@@ -33,7 +33,24 @@ STAGE_TITLES = {
     "aot_backward": "AOT Autograd backward graph",
     "aot_inference": "AOT Autograd inference graph",
     "inductor": "Inductor output code",
+    "inductor_backward": "Inductor output code of the backward graph",
 }
+
+#: The last line of pellucid's header above Inductor's output code: everything after it is the
+#: module Inductor wrote, unchanged (``debug()`` checks it against the module Inductor loaded)
+INDUCTOR_MARK = "# ---- the rest of this file is Inductor's module, unchanged ----"
+
+
+def inductor_module_text(text: str) -> Optional[str]:
+    """The text of Inductor's module in a dumped Inductor file (after pellucid's header), or
+    None when the file has no such header.
+
+    >>> inductor_module_text("# header\n" + INDUCTOR_MARK + "\ncall = 1\n")
+    'call = 1\n'
+    """
+    head, mark, body = text.partition("\n" + INDUCTOR_MARK + "\n")
+    return body if mark and all(line.startswith("#") for line in head.split("\n")) else None
+
 
 _PRELUDE = [
     "import torch",
@@ -42,13 +59,22 @@ _PRELUDE = [
 ]
 
 
-def graph_file_text(graph: str, stage: str, compile_id: str, listing: str) -> str:
-    """Contents of the file for one stage of one graph."""
-    head: List[str] = ["# %s of %s (compile %s), written by pellucid (from torch's structured trace, "
-                       "or from the graph module that runs it)." % (STAGE_TITLES.get(stage, stage), graph, compile_id)]
+def graph_file_text(graph: str, stage: str, compile_id: str, listing: str,
+                    origin: Optional[str] = None) -> str:
+    """Contents of the file for one stage of one graph (``origin``: for Inductor's output code,
+    the module file Inductor wrote it to)."""
+    title = "# %s of %s (compile %s)" % (STAGE_TITLES.get(stage, stage), graph, compile_id)
+    if stage.startswith("inductor"):
+        # (Inductor's text is kept byte for byte, so it can be checked against the module that runs)
+        lines = [title + ", written by pellucid from torch's structured trace.",
+                 "# Inductor imported this text from %s;" % (origin or "its cache directory"),
+                 "# under pellucid.debug() the functions of that module (call() ...) run from this file.",
+                 INDUCTOR_MARK]
+        return "\n".join(lines) + "\n" + listing
+    head: List[str] = [title + ", written by pellucid (from torch's structured trace, "
+                       "or from the graph module that runs it)."]
     body = _valid_class_names(listing if listing.endswith("\n") else listing + "\n")
-    if stage != "inductor":
-        head += _PRELUDE
+    head += _PRELUDE
     text = "\n".join(head) + "\n" + body
     try:
         compile(text, "<graph>", "exec")

@@ -61,7 +61,9 @@ def render_part(capture: Capture) -> str:
         lines += ["### graphs", ""]
         for name in sorted(capture.graphs, key=lambda n: int(n.rsplit("_", 1)[-1]) if n.rsplit("_", 1)[-1].isdigit() else 0):
             g = capture.graphs[name]
-            files = ", ".join("[%s](%s)" % (s.stage, _rel(capture, s.path)) for s in g.stages if s.path)
+            files = ", ".join("[%s](%s)" % (s.stage, _rel(capture, s.path))
+                              + (" (Inductor's module `%s`)" % s.origin if s.origin else "")
+                              for s in g.stages if s.path)
             lines.append("- `%s` (compile %s): %s" % (name, g.compile_id, files or "no stages captured"))
         lines.append("")
     if capture.warnings:

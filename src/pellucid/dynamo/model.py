@@ -15,11 +15,15 @@ from typing import Any, Dict, List, Optional
 @dataclass
 class GraphStage:
     """One rendering of a compiled graph: ``stage`` is dynamo, aot_joint, aot_forward,
-    aot_backward or inductor; ``source`` is Python text with shape/dtype comments."""
+    aot_backward, aot_inference, inductor or inductor_backward; ``source`` is Python text with
+    shape/dtype comments."""
 
     stage: str
     source: str
     path: Optional[str] = None
+    #: Inductor's output code only: the module file Inductor wrote this text to and imported
+    #: (in its cache directory); ``debug()`` checks the dumped file against it
+    origin: Optional[str] = None
 
 
 @dataclass

@@ -97,7 +97,8 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
         capturer.guarded("reading the graph modules of %s" % graph.name, use_live_listings, graph)
         for stage in graph.stages:
             path = files.claim("%s.%s.py" % (graph.name, stage.stage), key="graph %s %s" % (graph.name, stage.stage))
-            files.write(path, graph_files.graph_file_text(graph.name, stage.stage, graph.compile_id, stage.source))
+            files.write(path, graph_files.graph_file_text(graph.name, stage.stage, graph.compile_id, stage.source,
+                                                               stage.origin))
             stage.path = path
             capture.files.append(path)
     files.write(os.path.join(files.dump_dir, dump_runtime.RUNTIME_MODULE + ".py"), dump_runtime.RUNTIME_SOURCE)
