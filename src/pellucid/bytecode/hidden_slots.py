@@ -30,7 +30,7 @@ It also reads 3.14's ``CALL_FUNCTION_EX``, whose keyword-arguments slot is alway
 """
 import dis
 import types
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 # Slot marks: a shown slot is the index of the raw instruction that pushed it (-1: not known,
 # several); hidden slots are negative codes below that.
@@ -38,6 +38,7 @@ _UNKNOWN = -1
 _H_WITH = -2  # a ``with``'s context manager, the self of its unbound ``__exit__``
 _H_ITER = -3  # 3.15: what GET_ITER pushes beside the iterator (index or NULL)
 _H_NULL = -4  # 3.15: the NULL beside a SEND loop's awaitable
+_H_KWNULL = -5  # 3.14+: CALL_FUNCTION_EX's NULL for "no keyword arguments" (Dynamo may move it)
 
 _OPMAP = dis.opmap
 
@@ -217,7 +218,13 @@ def collapse(code: types.CodeType, raw: List[dis.Instruction]) -> Collapsed:
             k += 1
         work = out
     try:
-        return _rewrite(code, work)._replace(offsets=[r.offset for r in raw])
+        kwnull: set = set()
+        done = _rewrite(code, work, frozenset(), kwnull)
+        if kwnull:
+            # (some ``**kwargs`` NULL was pushed before other values and moved into place:
+            # again, with it hidden from where it is pushed)
+            done = _rewrite(code, work, frozenset(kwnull), set())
+        return done._replace(offsets=[r.offset for r in raw])
     except _NotModelled as e:
         bad = work[e.index]
         work[e.index] = bad._replace(opname="HIDDEN_SLOT_NOT_MODELLED",
@@ -225,7 +232,10 @@ def collapse(code: types.CodeType, raw: List[dis.Instruction]) -> Collapsed:
         return Collapsed(work, {}, {}, [r.offset for r in raw])
 
 
-def _rewrite(code: types.CodeType, raw: List[dis.Instruction]) -> Collapsed:
+def _rewrite(code: types.CodeType, raw: List[dis.Instruction], kwnull: FrozenSet[int],
+             found: Set[int]) -> Collapsed:
+    """One pass over ``raw``; ``kwnull``: the PUSH_NULLs that are a CALL_FUNCTION_EX's empty
+    keyword arguments, hidden; ``found`` collects such PUSH_NULLs not just before their call."""
     n = len(raw)
     index = {r.offset: k for k, r in enumerate(raw)}
     entries = [e for e in dis._parse_exception_table(code)]  # type: ignore[attr-defined]
@@ -294,7 +304,7 @@ def _rewrite(code: types.CodeType, raw: List[dis.Instruction]) -> Collapsed:
             t = index.get(e.target)  # type: ignore[attr-defined]
             if t is not None and base is not None:
                 reach(t, base + ((_UNKNOWN,) if e.lasti else ()) + (_UNKNOWN,))  # type: ignore[attr-defined]
-        after = _step(code, raw, k, stack, action)
+        after = _step(code, raw, k, stack, action, kwnull, found)
         op = ins.opname
         if op in _JUMPS and ins.argval in index:
             reach(index[ins.argval], after)
@@ -320,7 +330,7 @@ def _rewrite(code: types.CodeType, raw: List[dis.Instruction]) -> Collapsed:
 
 
 def _step(code: types.CodeType, raw: List[dis.Instruction], k: int, stack: Tuple[int, ...],
-          action: Dict[int, object]) -> Tuple[int, ...]:
+          action: Dict[int, object], kwnull: FrozenSet[int], found: Set[int]) -> Tuple[int, ...]:
     """The stack after ``raw[k]``; records in ``action`` how to rewrite it."""
     ins = raw[k]
     op, arg = ins.opname, ins.arg
@@ -394,15 +404,22 @@ def _step(code: types.CodeType, raw: List[dis.Instruction], k: int, stack: Tuple
         return stack[:-(arg + 2)] + (k,)
     if op == "CALL_FUNCTION_EX" and CALL_EX_KWARGS_SLOT:
         need(4)
-        if any(_is_hidden(s) for s in stack[-4:]):
-            raise _NotModelled(k, "call with a hidden slot")
         kw = stack[-1]
-        if kw >= 0 and kw == k - 1 and raw[kw].opname == "PUSH_NULL":
+        if any(_is_hidden(s) for s in stack[-4:-1]) or (_is_hidden(kw) and kw != _H_KWNULL):
+            raise _NotModelled(k, "call with a hidden slot")
+        if kw == _H_KWNULL:
+            action[k] = ("arg", 0)
+        elif kw >= 0 and kw == k - 1 and raw[kw].opname == "PUSH_NULL":
             action[kw] = "drop"
             action[k] = ("arg", 0)
         else:
+            if kw >= 0 and raw[kw].opname == "PUSH_NULL":
+                found.add(kw)
             action[k] = ("arg", 1)
         return stack[:-4] + (k,)
+    if op == "PUSH_NULL" and k in kwnull:
+        action[k] = "drop"
+        return stack + (_H_KWNULL,)
     if ITER_PAIRS:
         if op in ("GET_ITER", "GET_AITER") and _genexpr_prologue(code, raw, k):
             need(1)

@@ -161,6 +161,12 @@ def _empty_accumulator(v: Any) -> bool:
     return isinstance(v, (ast.List, ast.Set, ast.Dict)) or _is_empty_set_call(v)
 
 
+def _comprehension_result(stack: List[Any], arg: int) -> bool:
+    """``stack[-arg]`` is an inlined comprehension's result, with its loops' iterators above."""
+    return arg > 1 and _empty_accumulator(stack[-arg]) and all(
+        isinstance(v, M.Iterator) for v in stack[len(stack) - arg + 1:])
+
+
 def _is_empty_set_call(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
@@ -653,7 +659,7 @@ class StackMachine:
 
     def op_LIST_EXTEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         seq = self.value(stack.pop())
-        if arg > 1 and _empty_accumulator(stack[-arg]):  # 3.15 ``[*xs for xs in xss]`` (PEP 798)
+        if _comprehension_result(stack, arg):  # 3.15 ``[*xs for xs in xss]`` (PEP 798)
             self.emit(out, CompAppend("list", ast.Starred(seq, ast.Load())), stack)
             return
         grown = self._grow_display(stack, -arg, ast.List)
@@ -670,7 +676,7 @@ class StackMachine:
 
     def op_SET_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         seq = self.value(stack.pop())
-        if arg > 1 and _empty_accumulator(stack[-arg]):  # 3.15 ``{*xs for xs in xss}``
+        if _comprehension_result(stack, arg):  # 3.15 ``{*xs for xs in xss}``
             self.emit(out, CompAppend("set", ast.Starred(seq, ast.Load())), stack)
             return
         if _is_empty_set_call(stack[-arg]) and not getattr(stack[-arg], "_copied", False):
@@ -685,7 +691,7 @@ class StackMachine:
 
     def op_DICT_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         mapping = self.value(stack.pop())
-        if ins.op == "DICT_UPDATE" and arg > 1 and _empty_accumulator(stack[-arg]):
+        if ins.op == "DICT_UPDATE" and _comprehension_result(stack, arg):
             # 3.15 ``{**d for d in ds}``: the DictComp's key is the mapping, its value None
             self.emit(out, CompAppend("dict", None, mapping), stack)  # type: ignore[arg-type]
             return
