@@ -1354,6 +1354,9 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
         sub.class_name = class_name
         stmts = sub.statements()
+        if not code.co_flags & CO_OPTIMIZED:  # (a class or module body, or one decompiled alone)
+            from pellucid.decompiler.deferred_annotations import merge_annotations
+            stmts = merge_annotations(stmts, code)
         # module code or a class body (``function=False`` from class_def): no `return` there.
         # (A function's code with CO_OPTIMIZED cleared is still a function: keep its returns.)
         if not code.co_flags & CO_OPTIMIZED and (function is False or (
@@ -1361,8 +1364,6 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
             from pellucid.decompiler.implicit_return import drop_implicit_returns
             stmts = drop_implicit_returns(stmts)
             from pellucid.decompiler import annotations_setup as ann
-            from pellucid.decompiler.deferred_annotations import merge_annotations
-            stmts = merge_annotations(stmts, code)
             if ann.sets_up_annotations(code, sub.instrs):
                 stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
         return stmts, sub

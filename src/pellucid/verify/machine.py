@@ -846,6 +846,14 @@ def _plain_ok(npop: int) -> Cont:
 _PLAIN_OK = [_plain_ok(n) for n in range(16)]
 
 
+def _push_bool(s: MState, res: Tuple[Term, ...]) -> None:
+    s.stack.append(res[0])
+
+
+def _push_negated(s: MState, res: Tuple[Term, ...]) -> None:
+    s.stack.append(("not", res[0]))
+
+
 def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
     return Event("effect", key, ins, 0, None)
 
@@ -1152,6 +1160,13 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "COMPARE" and arg in _FOLD_COMPARE and _foldable(stack[-2:]):
         b, a = stack.pop(), stack.pop()
         stack.append(("const", "bool", bool(_FOLD_COMPARE[arg](const_value(a)[1], const_value(b)[1]))))
+    elif op == "COMPARE" and arg in ("in", "not in"):
+        # ``a not in b`` is ``not (a in b)``: the same __contains__ call, whose result the
+        # interpreter makes a bool, negated (3.14 compiles ``not a in b`` as ``in`` and a
+        # negated jump, where ``not in`` compiled the same up to 3.13)
+        _need(stack, op, 2)
+        return _effect(st, ins, ("compare", "in", stack[-2], stack[-1]), 2, 1,
+                       _push_bool if arg == "in" else _push_negated, bool_result=True)
     elif op in ("NOP", "END_SEND"):
         pass
     else:
