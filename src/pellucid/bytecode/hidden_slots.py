@@ -263,11 +263,6 @@ def _rewrite(code: types.CodeType, raw: List[dis.Instruction], kwnull: FrozenSet
         if old == stack:
             return
         if len(old) != len(stack) or any(_is_hidden(a) != _is_hidden(b) for a, b in zip(old, stack)):
-            if raw[k].opname == "PUSH_EXC_INFO" or k in handler_starts:
-                if len(stack) > len(old):  # (see the handler entries above)
-                    states[k] = stack
-                    work.append(k)
-                return
             raise _NotModelled(k, "stack layouts differ where paths meet")
         merged = tuple(a if a == b else (_UNKNOWN if not _is_hidden(a) else a) for a, b in zip(old, stack))
         if merged != old:

@@ -321,7 +321,9 @@ def _is_format_check(st: ast.stmt, param: str) -> bool:
     if not (isinstance(st, ast.If) and not st.orelse and len(st.body) == 1):
         return False
     test, body = st.test, st.body[0]
-    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == param \
+    from pellucid.decompiler.fallback import _local  # (how a hidden parameter is spelled)
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) \
+        and test.left.id in (param, _local(param)) \
         and len(test.ops) == 1 and isinstance(test.ops[0], ast.Gt) \
         and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 2 \
         and isinstance(body, ast.Raise) and body.cause is None and isinstance(body.exc, ast.Name) \
