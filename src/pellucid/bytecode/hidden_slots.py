@@ -239,7 +239,7 @@ def _rewrite(code: types.CodeType, raw: List[dis.Instruction], kwnull: FrozenSet
     n = len(raw)
     index = {r.offset: k for k, r in enumerate(raw)}
     entries = [e for e in dis._parse_exception_table(code)]  # type: ignore[attr-defined]
-    # innermost entry per instruction (the first that covers it, as the interpreter looks)
+    # the entry covering each instruction (3.11+ tables are ranges that do not overlap)
     entry_of: List[Optional[object]] = [None] * n
     if entries:
         for k, r in enumerate(raw):
@@ -248,7 +248,6 @@ def _rewrite(code: types.CodeType, raw: List[dis.Instruction], kwnull: FrozenSet
                     entry_of[k] = e
                     break
     states: List[Optional[Tuple[int, ...]]] = [None] * n
-    handler_starts = {index[e.target] for e in entries if e.target in index}
     action: Dict[int, object] = {}  # index -> "drop" | ("arg", n) | ("op", name, arg) | ("before", op)
     handler_depths: Dict[int, int] = {}
     short: set = set()  # handlers whose depth so far came from a stack shorter than theirs
