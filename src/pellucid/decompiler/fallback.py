@@ -45,6 +45,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.instruction import Instr
+from pellucid.bytecode.hidden_slots import WITH_SPECIAL
 from pellucid.bytecode.normalize import normalize
 from pellucid.bytecode.positions import instruction_positions
 from pellucid.decompiler.constants import ConstantPool
@@ -1093,7 +1094,10 @@ class Fallback:
         # extension types (immutable) their dotted name, builtins excepted
         tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
                    "else %s.__module__ + '.' + %s.__name__)" % (t, t, t, t, t))
-        for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
+        checks = ((enter, ""), (exit_, " (missed %s method)" % exit_))
+        if WITH_SPECIAL:  # 3.14+ (LOAD_SPECIAL) looks __exit__ up first and names either one
+            checks = ((exit_, " (missed %s method)" % exit_), (enter, " (missed %s method)" % enter))
+        for name, suffix in checks:
             self.w("if not __pellucid_builtins.hasattr(%s, %r):" % (t, name))
             self.w("    raise __pellucid_builtins.TypeError(\"'%%s' object does not support the "
                    "%s protocol%s\" %% %s)" % (what, suffix, tp_name))
