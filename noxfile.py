@@ -5,6 +5,7 @@
     nox -s tests -- -k pyc  # arguments after -- go to pytest
     nox -s swap             # the swap suite (tests/swap) on every CPython
     nox -s bench            # bench/fidelity.py and bench/speed.py on 3.11
+    nox -s "torch-3.13(torch='2.15.0')"  # the torch.compile tests against one torch
 
 Interpreters that cannot be found are skipped, with a message, not failed.
 """
@@ -110,24 +111,60 @@ def _install(session, *extra):
     session.install("-e", "." + ("[%s]" % ",".join(extra) if extra else ""))
 
 
-# torch.compile tests (tests/dynamo) run on the Python that has a CPU build of torch on this
-# machine.  The pin matters: a bare "torch" would pull several GB of CUDA packages.
-TORCH_PYTHON = "3.11"
-TORCH_REQUIREMENTS = ["torch==2.13.0", "transformers==5.23.0"]
+# torch.compile tests run against exact torch pins: a bare "torch" would pull several GB of CUDA
+# packages, and pip on this kind of machine caps torch at 2.14.1 (/etc/xdg/pip/constraints.txt)
+# unless PIP_CONSTRAINT is lifted, which the pins make safe.  The `tests` session installs one torch
+# on the Pythons below (2.13.0 on 3.11 is a local CPU wheel; 2.15.0 is ~4.7 GB from PyPI, pip's
+# cache keeps it between runs on one machine: about 11 minutes to download and install here).
+# torch 2.15.0 moves to 3.14 once pellucid decompiles Dynamo's 3.14 bytecode (README, "torch and
+# Python versions"); one Python per torch keeps CI's time.
+TORCH_OF_PYTHON = {"3.11": "2.13.0", "3.13": "2.15.0"}
+TRANSFORMERS = "transformers==5.23.0"
+#: Pythons without a transformers install (its tokenizers wheel; the models tests are skipped)
+NO_TRANSFORMERS = ("3.15",)
+#: every (Python, torch) pair the torch tests are run on (`nox -s torch`)
+TORCH_PAIRS = [("3.11", "2.13.0"), ("3.11", "2.14.1"), ("3.13", "2.15.0"), ("3.14", "2.15.0"),
+               ("3.15", "2.15.0")]
+TORCH_TESTS = ["tests/dynamo", "tests/test_dynamo_bytecode.py", "tests/test_dynamo_shapes.py",
+               "tests/test_verify.py::test_dynamo_transformed_code"]
+
+
+def _install_torch(session, version):
+    """torch==version (then transformers, resolved against it) into the session's venv."""
+    lifted = {"PIP_CONSTRAINT": "/dev/null"}
+    session.install("torch==" + version, env=lifted)
+    if session.python not in NO_TRANSFORMERS:
+        session.install("torch==" + version, TRANSFORMERS, env=lifted)
+    session.run("python", "-c", "import sys, torch; print('torch %s on Python %d.%d'"
+                " % ((torch.__version__,) + sys.version_info[:2]))")
 
 
 @nox.session(python=PYTHONS)
 def tests(session):
     """Run the test suite (pytest -q; pass pytest arguments after --).
 
-    On Python 3.11 torch 2.13.0 (CPU) and transformers are installed too, for tests/dynamo;
-    set PELLUCID_NO_TORCH=1 to skip them."""
+    On Python 3.11 torch 2.13.0 (CPU), on 3.13 torch 2.15.0, and transformers are installed too,
+    for the torch.compile tests; set PELLUCID_NO_TORCH=1 to skip them."""
     _install(session, "test")
-    if session.python == TORCH_PYTHON and not os.environ.get("PELLUCID_NO_TORCH"):
-        session.install(TORCH_REQUIREMENTS[0])
-        session.install(*TORCH_REQUIREMENTS)
+    if session.python in TORCH_OF_PYTHON and not os.environ.get("PELLUCID_NO_TORCH"):
+        _install_torch(session, TORCH_OF_PYTHON[session.python])
     session.run("python", "--version")
     session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session(python=sorted({p for p, _ in TORCH_PAIRS}, key=lambda v: tuple(map(int, v.split(".")))))
+@nox.parametrize("torch", sorted({t for _, t in TORCH_PAIRS}))
+def torch(session, torch):
+    """The torch.compile tests against one torch: ``nox -s "torch-3.13(torch='2.15.0')"``.
+
+    ``nox -s torch`` runs every pair of TORCH_PAIRS (other pairs are skipped); pytest arguments
+    go after --."""
+    if (session.python, torch) not in TORCH_PAIRS:
+        session.skip("torch %s on Python %s is not one of the tested pairs (TORCH_PAIRS)"
+                     % (torch, session.python))
+    _install(session, "test")
+    _install_torch(session, torch)
+    session.run("pytest", "-q", *(session.posargs or TORCH_TESTS))
 
 
 @nox.session(python=PYTHONS)

@@ -122,6 +122,9 @@ def _code(src, name="f", env=None):
     return ns[name].__code__
 
 
+# (torch 2.15's ``if profiler enabled`` tests around a graph call, see SAME)
+PROFILER_TESTS = "def f(a, h, k, m):\n    t = None\n    if a:\n        t = h()\n    if t is not None:\n        h(t)\n"
+
 DIFFERENT = [
     ("star tuple in another order", "def f(g, a, b):\n    return g(*(a, b))\n",
      "def f(g, a, b):\n    return g(b, a)\n"),
@@ -215,6 +218,21 @@ DIFFERENT = [
     ("index into a lambda's closure out of range",
      "def f():\n    x = 1\n    return (lambda: x).__closure__[0]\n",
      "def f():\n    x = 1\n    return (lambda: x).__closure__[-2]\n"),
+    # Lists built after paths met, kept across a join (see lockstep._join_keeping_lists).
+    ("a list built where paths met, with other contents",
+     PROFILER_TESTS + "    return m([], k())\n",
+     PROFILER_TESTS + "    __pellucid_t = k()\n    return m([a], __pellucid_t)\n"),
+    ("a list built where paths met, aliased vs two lists",
+     PROFILER_TESTS + "    c = []\n    return m(c, k(), c)\n",
+     PROFILER_TESTS + "    c = []\n    __pellucid_t = k()\n    return m(c, __pellucid_t, [])\n"),
+    ("a list built where paths met, changed by the candidate alone",
+     PROFILER_TESTS + "    c = [a]\n    return m(c, k())\n",
+     PROFILER_TESTS + "    c = [a]\n    __pellucid_t = k()\n    c.append(a)\n    return m(c, __pellucid_t)\n"),
+    ("a list built where paths met, different on one path",
+     "def f(a, h, k, m):\n    t = None\n    c = []\n    if a:\n        t = h()\n        c.append(t)\n"
+     "    if t is not None:\n        h(t)\n    return m(c, k())\n",
+     "def f(a, h, k, m):\n    t = None\n    c = []\n    if a:\n        t = h()\n"
+     "    if t is not None:\n        h(t)\n    return m(c, k())\n"),
     # The variable holds the same list term on both sides; only its known contents differ, and
     # only while user code runs (then both hold [2]).
     ("a variable's list differs only in its contents, only during a call",
@@ -319,6 +337,14 @@ SAME = [
      "def f(a, b):\n    __pellucid_t = b\n    return {'k': a, 'j': __pellucid_t}\n"),
     ("constant-key dict", "def f(a, b, g):\n    return g({1: a, 'k': b})\n",
      "def f(a, b, g):\n    __pellucid_t = a\n    return g({1: __pellucid_t, 'k': b})\n"),
+    # Torch 2.15 tests ``if profiler enabled`` before and after each graph call: three paths meet
+    # at every later event, each with the lists it built after the tests under other names.
+    ("a list built where paths met, before an effect, in the original only",
+     PROFILER_TESTS + "    return m([], k())\n",
+     PROFILER_TESTS + "    __pellucid_t = k()\n    return m([], __pellucid_t)\n"),
+    ("lists built where paths met, aliased and nested",
+     PROFILER_TESTS + "    c = [a]\n    return m(c, [c, a], k(), c)\n",
+     PROFILER_TESTS + "    c = [a]\n    __pellucid_t = k()\n    return m(c, [c, a], __pellucid_t, c)\n"),
 ]
 
 

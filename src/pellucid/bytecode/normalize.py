@@ -559,6 +559,17 @@ def _closure_loads(code: types.CodeType, ins: List[Instr]) -> None:
     an inlined comprehension may make the slot a cell only inside itself.)"""
     if not (code.co_cellvars or code.co_freevars):
         return
+    # A slot that holds its cell from the prologue on -- a free variable, or a cell variable the
+    # code never stores to, deletes or saves (what an inlined comprehension does to a slot that is
+    # a cell only inside it) -- pushes that cell at every LOAD_FAST: the compiler reads such a
+    # variable with LOAD_DEREF, so its LOAD_FASTs are closure loads wherever they are.  Dynamo
+    # (3.13+) builds closure tuples this way that it passes along as values, not to MAKE_FUNCTION.
+    rebound = {x.arg for x in ins if x.op in ("STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR")}
+    always_cells = (set(code.co_cellvars) | set(code.co_freevars)) - rebound
+    if always_cells:
+        for x in ins:
+            if x.op == "LOAD_FAST" and x.arg in always_cells:
+                x.op = "LOAD_CLOSURE"
     for i, x in enumerate(ins):
         if x.op != "BUILD_TUPLE" or not x.arg or i + 3 >= len(ins) or i < x.arg:
             continue

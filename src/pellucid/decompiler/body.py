@@ -272,13 +272,17 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
     def has_live_values(self, stack: List[Any]) -> bool:
         """Whether the stack (above the floor) holds values whose evaluation has an order to keep."""
-        return any(not _never_changes(v) and not isinstance(v, ast.Name) for v in stack[self.floor:])
+        return any(self._order_matters(v) for v in stack[self.floor:])
+
+    def _order_matters(self, v: Any) -> bool:
+        # (A global or cell read before a branch too: an arm that calls something could rebind
+        # it, and would save it itself, so the arms would leave different values.)
+        return not _never_changes(v) and not (isinstance(v, ast.Name) and self._is_fast_local(v.id))
 
     def spill_live(self, out: List[ast.stmt], stack: List[Any], cond: ast.expr) -> ast.expr:
         """Save the stack's values in temporaries (in the order they were computed) before a
         branch on ``cond``; ``cond`` too when it was computed before one of them."""
-        live = [k for k in range(self.floor, len(stack))
-                if not _never_changes(stack[k]) and not isinstance(stack[k], ast.Name)]
+        live = [k for k in range(self.floor, len(stack)) if self._order_matters(stack[k])]
         if not live:
             return cond
         work = list(stack)

@@ -106,6 +106,15 @@ def _slot(depth: int) -> str:
     return "__pellucid_s%d" % depth
 
 
+def _cells(kind: str, payload: Any) -> str:
+    """A ``closure`` slot (the cell of the variable ``payload``) or a ``closures`` slot (a tuple
+    of such cells) as an expression: a lambda closing over a variable has that very cell in its
+    closure.  (Dynamo, 3.13+, hands closure tuples to functions it builds at run time.)"""
+    if kind == "closure":
+        return "(lambda: %s).__closure__[0]" % payload
+    return "(%s)" % "".join(_cells("closure", n) + ", " for n in payload)
+
+
 def _local(name: str) -> str:
     """Local names that are not identifiers (``.0`` of comprehensions) get a valid spelling."""
     if name.isidentifier():
@@ -346,17 +355,24 @@ class Fallback:
         if d < 0:
             raise FallbackError("stack underflow")
         self._realize(d)
-        kind, _ = self.stack.pop()
+        kind, payload = self.stack.pop()
+        if kind in ("closure", "closures"):
+            return _cells(kind, payload)
         if kind != V:
             raise FallbackError("a %s slot used as a value" % kind)
         return _slot(d)
 
-    def pop_any(self) -> Tuple[str, Any, str]:
+    def pop_any(self, closures: bool = False) -> Tuple[str, Any, str]:
+        """The top slot's kind, payload and name; a cell or closure tuple (unless ``closures``:
+        for the function it is the closure of) is a value."""
         d = len(self.stack) - 1
         if d < 0:
             raise FallbackError("stack underflow")
         self._realize(d)
         kind, payload = self.stack.pop()
+        if kind in ("closure", "closures") and not closures:
+            self.w("%s = %s" % (_slot(d), _cells(kind, payload)))
+            return V, None, _slot(d)
         return kind, payload, _slot(d)
 
     def top_name(self) -> str:
@@ -621,8 +637,9 @@ class Fallback:
 
     def op_BUILD_TUPLE(self, ins: Instr, arg: int) -> None:
         if arg and all(k == "closure" for k, _ in self.stack[len(self.stack) - arg:]):
+            names = tuple(n for _, n in self.stack[len(self.stack) - arg:])
             del self.stack[len(self.stack) - arg:]
-            self.push_static("closures")
+            self.push_static("closures", names)
             return
         items = self._pop_n(arg)
         self.push("(%s)" % "".join(x + ", " for x in items))
@@ -827,7 +844,12 @@ class Fallback:
 
     def op_CALL_EX(self, ins: Instr, arg: Any) -> None:
         has_kw, null_slot = arg
-        kw = self.pop() if has_kw else None
+        kw = None
+        if has_kw:
+            if self.stack and self.stack[-1][0] == "null":
+                self.stack.pop()  # (3.14+: NULL in the kwargs slot is no kwargs)
+            else:
+                kw = self.pop()
         args = self.pop()
         func, self_arg = self._callable(null_slot)
         if func[0] != V:
@@ -859,7 +881,7 @@ class Fallback:
 
     def op_SET_FUNCTION_ATTRIBUTE(self, ins: Instr, arg: int) -> None:
         kind, payload = self.stack.pop()
-        k, p, name = self.pop_any()
+        k, p, name = self.pop_any(closures=True)
         if kind != "function" and kind != "generic":
             raise FallbackError("SET_FUNCTION_ATTRIBUTE on a non-function")
         code, attrs, q, n = payload

@@ -99,27 +99,66 @@ def shadowed_locals(code: types.CodeType) -> List[str]:
     return [n for n in code.co_varnames if n in code.co_freevars]
 
 
+def repeated_locals(code: types.CodeType) -> List[str]:
+    """Names of more than one local variable slot of ``code``.
+
+    Source cannot say that either, but Dynamo's resume functions (torch 2.15, Python 3.12+)
+    have it: each inlined comprehension of the resumed function over the same variable name
+    gets a slot of its own, all named alike."""
+    seen: set = set()
+    repeated: List[str] = []
+    for n in code.co_varnames:
+        if n in seen and n not in repeated:
+            repeated.append(n)
+        seen.add(n)
+    return repeated
+
+
+def _standins(code: types.CodeType) -> List[str]:
+    """``co_varnames`` past the arguments as the recompiled source declares them: a slot named
+    like a free variable, or like an earlier slot, under a stand-in name (renamed back after
+    compiling, see ``_real_names``); under its own name it would make the free variable local,
+    or be the earlier slot."""
+    nargs = _nargs(code)
+    seen = set(code.co_varnames[:nargs])
+    names: List[str] = []
+    for i, n in enumerate(code.co_varnames[nargs:], nargs):
+        if n in code.co_freevars:
+            names.append(SLOT_PREFIX + n)
+        elif n in seen:
+            names.append("%s%d_%s" % (SLOT_PREFIX, i, n))
+        else:
+            names.append(n)
+        seen.add(n)
+    return names
+
+
+def _real_names(code: types.CodeType, new: types.CodeType) -> types.CodeType:
+    """``new`` with the stand-in slot names of ``_standins`` named as in ``code``."""
+    real = dict(zip(_standins(code), code.co_varnames[_nargs(code):]))
+    return new.replace(co_varnames=tuple(real.get(n, n) for n in new.co_varnames))
+
+
 def _check_shadowed(code: types.CodeType) -> None:
-    """Refuse code that uses a local slot named like a free variable: the source's ``x`` would
-    mean the free variable, so the decompiled code would read the wrong one."""
-    shadowed = set(shadowed_locals(code))
+    """Refuse code that uses a local slot named like a free variable (the source's ``x`` would
+    mean the free variable, so the decompiled code would read the wrong one), or a name of more
+    than one slot (instructions name a slot by its name: which one would be a guess)."""
+    shadowed = set(shadowed_locals(code)) | set(repeated_locals(code))
     if not shadowed:
         return
     from pellucid.bytecode.normalize import normalize
     if any(n in shadowed for n in code.co_varnames[:_nargs(code)]):
-        raise DecompileError("%s: an argument is named like a free variable" % code.co_name)
+        raise DecompileError("%s: an argument is named like a free variable or another slot"
+                             % code.co_name)
     for ins in normalize(code):
         if ins.op in ("LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR") \
                 and ins.arg in shadowed:
-            raise DecompileError("%s: uses the local %r, which is named like a free variable"
-                                 % (code.co_name, ins.arg))
+            raise DecompileError("%s: uses the local %r, which is named like a free variable or "
+                                 "another slot" % (code.co_name, ins.arg))
 
 
 def _declare_locals(fn: ast.FunctionDef, code: types.CodeType) -> None:
-    shadowed = shadowed_locals(code)
-    # A slot named like a free variable is declared under a stand-in name (renamed back after
-    # compiling); under its own name it would stop the free variable from being free.
-    names = [SLOT_PREFIX + n if n in shadowed else n for n in code.co_varnames[_nargs(code):]]
+    names = _standins(code)
     # Cell variables the rendered body does not use in a nested scope (Dynamo keeps every cell
     # of the function it transformed, also those only its resume functions use): assigning them
     # here and naming them in a never-compiled lambda makes them cells of the new code too.
@@ -224,9 +263,8 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     new = find_nested_code(module, name)
     if new is None:
         raise DecompileError("recompiled source lost the function %s" % code.co_name)
-    if keep_locals and shadowed_locals(code):
-        new = new.replace(co_varnames=tuple(
-            n[len(SLOT_PREFIX):] if n.startswith(SLOT_PREFIX) else n for n in new.co_varnames))
+    if keep_locals and (shadowed_locals(code) or repeated_locals(code)):
+        new = _real_names(code, new)
     new = _hidden_parameters_back(code, new)
     problems: List[str] = []
     for attr in ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount"):

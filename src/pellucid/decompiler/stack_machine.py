@@ -804,7 +804,10 @@ class StackMachine:
 
     def op_CALL_EX(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         has_kw, null_slot = arg
-        kwargs = self.value(stack.pop()) if has_kw else None
+        kw_item = stack.pop() if has_kw else None
+        # (3.14+ always has the kwargs slot; NULL there is no kwargs, and Dynamo's code moves that
+        # NULL into place with SWAPs, so it is not folded away with a PUSH_NULL just before)
+        kwargs = None if kw_item is None or isinstance(kw_item, M.Null) else self.value(kw_item)
         args = self.value(stack.pop())
         func, self_arg = self._callable(stack, null_slot)
         pos: List[ast.expr] = [self.value(a) for a in self_arg]

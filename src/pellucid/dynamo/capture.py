@@ -24,7 +24,7 @@ from pellucid.dynamo.gc_pause import collector_paused
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
                                    Recompilation)
 from pellucid.dynamo.names import file_stem
-from pellucid.dynamo.torch_features import find, warn
+from pellucid.dynamo.torch_features import check_all, find, warn
 
 #: structured-trace event name -> graph stage
 GRAPH_EVENTS = {
@@ -35,6 +35,10 @@ GRAPH_EVENTS = {
     "aot_inference_graph": "aot_inference",
     "inductor_output_code": "inductor",
 }
+
+#: the structured-trace event of the Dynamo graph, and the artifact of a graph-break reason
+DYNAMO_GRAPH_EVENT = "dynamo_output_graph"
+GRAPH_BREAK_ARTIFACT = "dynamo_graph_break_reason"
 
 #: Inductor's first comment in its output code names the AOT graph it compiled
 _AOT_ID = re.compile(r"^# AOT ID: \[.*_backward'\]", re.M)
@@ -92,6 +96,7 @@ class Capturer:
 
     # -- installing ---------------------------------------------------------------------------
     def install(self) -> None:
+        check_all()  # (each internal that moved is named once, whether or not it is used here)
         register = find("torch._dynamo.convert_frame.register_bytecode_hook")
         if register is not None:
             handle = register(self.on_bytecode)
@@ -206,7 +211,7 @@ class Capturer:
                     self.graph_sources.setdefault(compile_id, []).append((stage, payload, origin))
                     return
             artifact = metadata.get("artifact")
-            if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
+            if isinstance(artifact, dict) and artifact.get("name") == GRAPH_BREAK_ARTIFACT:
                 text = payload or ""
                 m = _BREAK_AT.search(text)
                 self._pending_breaks.append(GraphBreak(compile_id, text.strip(), m.group(1) if m else "?"))
@@ -238,7 +243,34 @@ class Capturer:
                 frame.recompilations.append(Recompilation(compile_id, str(reason)))
         self._link_resumes()
         self._collect_graphs()
+        self._check_trace()
         return cap
+
+    def _check_trace(self) -> None:
+        """Name the structured-trace events (or compile ids) this torch did not give although
+        what was compiled implies them: where torch renamed one, the graph files, graph-break
+        reasons or recompilation reasons would otherwise be missing without a word."""
+        transforms = [t for f in self.capture.frames.values() for t in f.transforms]
+        absent: List[str] = []
+        if any(t.graphs for t in transforms) and not any(
+                source[0] == "dynamo" for sources in self.graph_sources.values() for source in sources):
+            absent.append("torch's structured trace sent no %r event for the graphs Dynamo compiled "
+                          "(no graph files)" % DYNAMO_GRAPH_EVENT)
+        if any(t.resumes for t in transforms) and not self._pending_breaks:
+            absent.append("torch's structured trace sent no %r artifact for the graph breaks "
+                          "(index.md lists no reasons)" % GRAPH_BREAK_ARTIFACT)
+        if any(t.compile_id.partition("/")[2] not in ("", "0", "?") for t in transforms) and not any(
+                m.get("recompile_reason") for _, m in self._metrics):
+            absent.append("torch's structured trace sent no 'compilation_metrics' with a "
+                          "'recompile_reason' for the recompilations (index.md lists no reasons)")
+        if any(t.compile_id.startswith("?") for t in transforms):
+            absent.append("torch._guards.CompileContext.current_compile_id() gave no id while "
+                          "Dynamo compiled (graphs and reasons are not matched to frames)")
+        for message in absent:
+            if message not in self._warned:
+                self._warned.add(message)
+                self.capture.warnings.append(message)
+                warn(message)
 
     def _link_resumes(self) -> None:
         """Give each resume function the user function it belongs to (through the

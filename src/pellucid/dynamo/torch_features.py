@@ -8,11 +8,30 @@ hook is reported once instead of silently doing nothing.
 True
 """
 import importlib
+import inspect
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 #: What each internal is used for, for the warning when it is missing.
 PURPOSE: Dict[str, str] = {
+    # (every internal pellucid reads, so that check_all can name each one that moved)
+    "torch._dynamo.convert_frame._compile":
+        "reading the globals and closure of the frame being compiled (full_code files look the "
+        "function up by a scan instead)",
+    "torch.compiler.set_stance":
+        "keeping debug() from compiling (inputs no cache entry accepts would be compiled)",
+    "torch._C._dynamo.eval_frame.get_eval_frame_callback":
+        "telling debug()'s cache misses from calls outside torch.compile (misses are not reported)",
+    "torch._C._dynamo.guards.RelationalGuard":
+        "reading relational guards (guards with one are not written as Python)",
+    "torch._C._dynamo.guards.GlobalStateGuard":
+        "rendering GLOBAL_STATE guards (guards with one are not written as Python)",
+    "torch._C._dynamo.guards.compute_overlapping_tensors":
+        "rendering storage-overlap guards (guards with one are not written as Python)",
+    "torch._C._dynamo.guards.dict_version":
+        "rendering DICT_VERSION guards (guards with one are not written as Python)",
+    "torch.fx.GraphModule":
+        "listing graphs and running them from their files under debug()",
     "torch._dynamo.convert_frame.register_bytecode_hook":
         "capturing Dynamo's transformed bytecode (nothing can be dumped)",
     "torch._dynamo.eval_frame._debug_get_cache_entry_list":
@@ -57,3 +76,33 @@ def find(dotted: str) -> Optional[Any]:
         _missing_reported.add(dotted)
         warn("this PyTorch has no %s; %s" % (dotted, PURPOSE.get(dotted, "a feature is off")))
     return obj
+
+
+#: The arguments of ``torch._dynamo.convert_frame._compile`` that capture reads from its frame.
+COMPILE_ARGUMENTS = ("code", "globals", "closure")
+
+
+def check_all() -> List[str]:
+    """Look up every internal of :data:`PURPOSE` (each one missing is warned about once, by
+    name) and check the arguments capture reads from ``_compile``'s frame; return what is missing.
+
+    >>> check_all()  # doctest: +SKIP
+    []
+    """
+    absent = [name for name in PURPOSE if find(name) is None]
+    compile_fn = find("torch._dynamo.convert_frame._compile")
+    if compile_fn is not None:
+        try:
+            params = inspect.signature(compile_fn).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        for arg in COMPILE_ARGUMENTS:
+            name = "torch._dynamo.convert_frame._compile(%s=...)" % arg
+            if arg not in params:
+                absent.append(name)
+                if name not in _missing_reported:
+                    _missing_reported.add(name)
+                    warn("this PyTorch's %s takes no %r argument; %s"
+                         % ("torch._dynamo.convert_frame._compile", arg,
+                            PURPOSE["torch._dynamo.convert_frame._compile"]))
+    return absent

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.verify.machine import (Memo, MState, Side, Unsupported, can_forget_lists,
                                      escape_lists, forget_lists, gc_lists, go_handler, heap_free,
-                                     not_known_free, observe, run)
+                                     not_known_free, observe, reachable_lists, rename_lists, run)
 from pellucid.verify.terms import NULL, UNBOUND, Term, is_bool, maybe_unbound, render
 
 KEEP = 2  # distinct states kept per position pair before generalising
@@ -135,7 +135,93 @@ def _forgettable(p: Pair, memo: Memo) -> None:
         raise Unsupported("lists being built reach a loop with different contents")
 
 
+# ---- known lists across a join
+#
+# Where several paths meet without a loop (Dynamo's ``if profiler enabled`` diamonds before each
+# graph call, torch 2.15+), the lists built after the meeting point are the same on every path
+# but named by when they were built (``("list", epoch, k)``), which differs between paths.  A
+# join that forgot them would leave the original with opaque lists the candidate has not built
+# yet.  So known lists are first renamed by the order in which the state reaches them
+# (``("list", "k", i)``, per program); when both states then know the same lists at the same
+# places, the join keeps them, with their contents generalised item by item.  A generalisation
+# variable never stands for a term holding a known list (user code could then reach the list
+# through it while its contents stay known), and no fact may mention one (facts are shared by
+# both programs, whose lists are named apart): otherwise the join forgets them as before.
+
+_CANON = "k"
+
+
+def _holds_canonical(t: Any) -> bool:
+    """Whether the term ``t`` holds a canonically named list or dict at any depth."""
+    todo = [t]
+    while todo:
+        x = todo.pop()
+        if type(x) is tuple:
+            if len(x) == 3 and x[0] in ("list", "dict") and x[1] == _CANON:
+                return True
+            todo.extend(x)
+    return False
+
+
+def _canonical_side(st: MState, memo: Memo) -> bool:
+    """Rename the known lists of ``st`` canonically, in place; False when that cannot be done
+    soundly (an opaque list already has such a name)."""
+    gc_lists(st, memo)
+    if not st.heap:
+        return True
+    roots: List[Any] = list(st.stack)
+    roots += [st.vars[n] for n in sorted(st.vars)]
+    roots += [st.excinfo, tuple(st.ehstack), st.unwinding]
+    found = reachable_lists(roots, st.heap, memo)
+    heap = st.heap
+    if len([t for t in found if t in heap]) != len(heap):
+        return False  # (known lists reached only through truths: no canonical order)
+    mapping: Dict[Term, Term] = {}
+    for t in found:
+        if t in heap:
+            mapping[t] = (t[0], _CANON, len(mapping))
+        elif t[1] == _CANON:
+            return False
+    rename_lists(st, mapping, memo)
+    return True
+
+
+def _canonical(p: Pair, memo: Memo) -> Optional[Pair]:
+    """A copy of ``p`` with canonically named known lists (see above), or None."""
+    known = set(p.o.heap) | set(p.c.heap)
+    if known and p.facts and not known.isdisjoint(reachable_lists(list(p.facts.items()), {}, memo)):
+        return None
+    q = p.copy()
+    if not (_canonical_side(q.o, memo) and _canonical_side(q.c, memo)):
+        return None
+    return q
+
+
+def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Optional[Pair]:
+    if not (a.o.heap or a.c.heap or b.o.heap or b.c.heap):
+        return None
+    ca = _canonical(a, memo)
+    cb = _canonical(b, memo)
+    if ca is None or cb is None:
+        return None
+    for x, y in ((ca.o, cb.o), (ca.c, cb.c)):
+        if x.heap.keys() != y.heap.keys() or any(len(v) != len(y.heap[k]) for k, v in x.heap.items()):
+            return None
+    j = _Joiner(counter)
+    o = j.state(ca.o, cb.o)
+    c = j.state(ca.c, cb.c)
+    o.heap = {k: tuple([j.term(x, y) for x, y in zip(v, cb.o.heap[k])]) for k, v in ca.o.heap.items()}
+    c.heap = {k: tuple([j.term(x, y) for x, y in zip(v, cb.c.heap[k])]) for k, v in ca.c.heap.items()}
+    if any(_holds_canonical(x) or _holds_canonical(y) for x, y in j.memo):
+        return None
+    facts = {k: v for k, v in ca.facts.items() if cb.facts.get(k) == v}
+    return Pair(o, c, facts, max(a.epoch, b.epoch))
+
+
 def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
+    kept = _join_keeping_lists(a, b, counter, memo)
+    if kept is not None:
+        return kept
     # Known list contents would grow at each iteration: the joined state has none.  (So the
     # states are only checked to allow that, not copied to forget them.)
     _forgettable(a, memo)
@@ -243,6 +329,12 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     # occurrence binds it, every other must be equal to the same term), so matching them
     # before the heaps, with the substitution carried on, answers as matching all at once;
     # and most kept states fail here, before any copy or walk.
+    if general.o.heap or general.c.heap:
+        # (known lists in a generalisation are named canonically: see ``_join_keeping_lists``)
+        canon = _canonical(p, memo)
+        if canon is None:
+            return False
+        p = canon
     # A quick rejection first, where kept states usually differ: a variable's pattern without
     # generalisation variables matches only an equal term (``_match`` compares such a pattern
     # item by item), so a variable whose term is not that one already decides.  (The names are
@@ -279,6 +371,8 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     if not _match((_heap_items(general.o), _heap_items(general.c)),
                   (_heap_items(p.o), _heap_items(p.c)), sigma):
         return False
+    if (general.o.heap or general.c.heap) and any(_holds_canonical(t) for t in sigma.values()):
+        return False  # (a variable would stand for a known list: see ``_join_keeping_lists``)
     for k, v in general.facts.items():
         if p.facts.get(_subst(k, sigma)) != v:
             return False

@@ -1369,6 +1369,8 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
         n = 1 + has_kw + (2 if null_slot else 1)
         items = _need(stack, op, n)
         kw = items[-1] if has_kw else None
+        if kw == NULL:
+            kw = None  # (3.14+: CALL_FUNCTION_EX's kwargs slot holds NULL when there are none)
         posargs = items[-1 - has_kw]
         fn, extra = _call_parts(items[:-1 - has_kw], null_slot)
         if extra:
