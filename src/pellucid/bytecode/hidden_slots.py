@@ -43,17 +43,20 @@ _H_KWNULL = -5  # 3.14+: CALL_FUNCTION_EX's NULL for "no keyword arguments" (Dyn
 _OPMAP = dis.opmap
 
 
-def _two_slot_iterators() -> bool:
-    op = _OPMAP.get("GET_ITER")
-    return op is not None and dis.stack_effect(op, 0) == 1
+def _effect_of(name: str) -> Optional[int]:
+    """``dis.stack_effect`` of opcode ``name`` (with argument 0 if it takes one), or None."""
+    op = _OPMAP.get(name)
+    if op is None:
+        return None
+    return dis.stack_effect(op, 0) if op >= dis.HAVE_ARGUMENT else dis.stack_effect(op)
 
 
 #: 3.14+: ``with`` loads ``__exit__`` and ``__enter__`` with LOAD_SPECIAL
 WITH_SPECIAL = "LOAD_SPECIAL" in _OPMAP
 #: 3.15+: GET_ITER pushes (iterator, index or NULL); POP_ITER and END_SEND pop both
-ITER_PAIRS = _two_slot_iterators()
+ITER_PAIRS = _effect_of("GET_ITER") == 1
 #: 3.14+: CALL_FUNCTION_EX always takes a keyword-arguments slot (NULL: none)
-CALL_EX_KWARGS_SLOT = "LOAD_SPECIAL" in _OPMAP and dis.stack_effect(_OPMAP["CALL_FUNCTION_EX"], 0) == -3
+CALL_EX_KWARGS_SLOT = WITH_SPECIAL and _effect_of("CALL_FUNCTION_EX") == -3
 ACTIVE = WITH_SPECIAL or ITER_PAIRS or CALL_EX_KWARGS_SLOT
 
 # (pops, pushes) of raw 3.14/3.15 opcodes whose counts do not depend on the argument; a value
