@@ -24,4 +24,7 @@ EXPECTED_FAILURES = {
     "try_except_else_finally_paths": {"3.8", "3.9", "3.10"},
     "try_in_loop_else_finally_break": {"3.8", "3.9", "3.10"},
     "try_nested_rethrow_different": {"3.8", "3.9", "3.10"},
+    # (a loop that starts a try body and breaks to the code after the statement: the break is
+    # lost; before the py314 branch the finally clause ran in every iteration instead)
+    "try_finally_around_while_true_break/roundtrip": "all",
 }

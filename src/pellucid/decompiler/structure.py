@@ -344,7 +344,8 @@ class Structurer:
             if absorbed:
                 pass
             elif block not in self.active_loops and (self.cfg.is_loop_header(block)
-                                                     or block.last.op == "FOR_ITER"):
+                                                     or block.last.op == "FOR_ITER") \
+                    and not self._try_around_loop(block, ctx):
                 built = self.compound(self.build_loop, block, stack, ctx, stop, out)
                 stack, block = self._moved_on(block, ctx, stop, built)
                 if stack is None:
@@ -363,6 +364,17 @@ class Structurer:
             if nxt is None:
                 return out, None, None
             stack, block = nxt
+
+    def _try_around_loop(self, header: Block, ctx: Ctx) -> bool:
+        """Whether the loop at ``header`` starts a ``try`` body that holds it whole (its back
+        edges are in the ``try`` too): ``try: while x: ...`` (3.14 no longer repeats the test
+        at the loop's end, so the loop's first block is the ``try``'s; so is ``while True:``'s
+        on every version).  The ``try`` statement is built first, the loop inside it."""
+        h = self.effective_handler(header)  # type: ignore[attr-defined]
+        if h is None or h == ctx.exc:
+            return False
+        latches = [p for p in header.preds if self.cfg.dominates(header, p)]
+        return bool(latches) and all(h in self.handler_chain(p) for p in latches)  # type: ignore[attr-defined]
 
     def _moved_on(self, start: Block, ctx: Ctx, stop: FrozenSet[Block],
                   result: Tuple[Optional[List[Any]], Optional[Block]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
