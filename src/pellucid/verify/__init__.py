@@ -10,6 +10,7 @@ The check is conservative: anything it does not model gives ``ok=False`` with a 
 ``Verdict(ok=True)`` is a proof (within the model described in ``machine.py``), and ``ok=False``
 only means "not shown equivalent".  Never raises for valid code objects.
 """
+import inspect
 import types
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
@@ -67,8 +68,15 @@ def _layout(code: types.CodeType) -> Dict[str, object]:
     }
 
 
+# 3.14+ flags a code object that has a docstring; before, a first constant that is a string
+# was one (a generator expression's first constant may be any string from 3.14 on).
+_HAS_DOCSTRING = getattr(inspect, "CO_HAS_DOCSTRING", None)
+
+
 def _doc(code: types.CodeType) -> Optional[str]:
     c = code.co_consts
+    if _HAS_DOCSTRING is not None and not code.co_flags & _HAS_DOCSTRING:
+        return None
     return c[0] if c and isinstance(c[0], str) else None
 
 
