@@ -19,6 +19,7 @@ import traceback
 import types
 from typing import Any, Callable, List, NamedTuple, NoReturn, Optional, Sequence, TextIO
 
+from pellucid.bytecode.features import RUNNING_VERSION
 from pellucid.bytecode.pyc import load_pyc, magic_number_of
 from pellucid.decompiler.inputs import code_of
 from pellucid.errors import DecompileError
@@ -482,7 +483,7 @@ def _compile_file(path: str, display_name: Optional[str] = None) -> types.CodeTy
 
 
 def _running() -> str:
-    return "{}.{}".format(*sys.version_info[:2])
+    return RUNNING_VERSION
 
 
 # ---- modules without importing them

@@ -6,8 +6,9 @@ apart: structuring follows normal flow, and exception regions are read off each 
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from pellucid.bytecode.instruction import Handler, Instr
+from pellucid.bytecode.neutral_ops import NO_FALLTHROUGH, TERMINAL
 
-_NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP", "UNSUPPORTED_END"})
+_NO_FALLTHROUGH = NO_FALLTHROUGH
 
 
 class Block:
@@ -296,7 +297,7 @@ def tail_code(block: Block, k: int = 0) -> Optional[List[Tuple[Any, ...]]]:
                 return None
             # (repr keeps 1, 1.0 and True apart; the same constant object reprs the same)
             out.append((ins.op, type(ins.arg).__name__, repr(ins.arg), ins.handler))
-            if ins.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            if ins.op in TERMINAL:
                 return out
         node, k = node.fallthrough, 0
     return None

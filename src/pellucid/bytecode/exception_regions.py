@@ -6,16 +6,16 @@ simulated over the control-flow graph once, giving the same answer the 3.11 tabl
 raw offset, the handler's offset, the stack depth below the exception values, and ``lasti``.
 """
 import dis
-import sys
 import types
 from typing import Dict, List, Optional, Tuple
 
-PY = sys.version_info[:2]
+from pellucid.bytecode.features import EXCEPTION_TABLE
+from pellucid.bytecode.opcode_tables import RAW_NO_FALLTHROUGH
+
 HandlerInfo = Tuple[int, int, bool]  # (target offset, depth, lasti)
 
 _SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
-_NO_FALLTHROUGH = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_ABSOLUTE", "JUMP_FORWARD",
-                   "RETURN_CONST", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
+_NO_FALLTHROUGH = RAW_NO_FALLTHROUGH
 
 
 def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction],
@@ -28,7 +28,7 @@ def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction],
     >>> len(handlers_by_offset(f.__code__, list(dis.get_instructions(f)))) > 0
     True
     """
-    if PY >= (3, 11):
+    if EXCEPTION_TABLE:
         return _from_table(code, raw, depths or {})
     return _from_block_stack(raw)
 

@@ -14,9 +14,10 @@ import sys
 import types
 from typing import Iterator, List, Set, Tuple
 
+from pellucid.bytecode.features import (IMPORTED_NAMES_CALLED_PLAINLY, LOAD_ATTR_METHOD_BIT,
+                                        NULL_ABOVE_CALLABLE)
 from pellucid.bytecode.normalize import raw_instructions
 
-PY = sys.version_info[:2]
 _NAME_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_FAST_CHECK",
                          "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_GLOBALS"})
 
@@ -38,7 +39,7 @@ def _loaded_name(ins: dis.Instruction) -> str:
 
 
 def _method_bit(ins: dis.Instruction) -> bool:
-    return ins.opname == "LOAD_METHOD" or (ins.opname == "LOAD_ATTR" and PY >= (3, 12)
+    return ins.opname == "LOAD_METHOD" or (ins.opname == "LOAD_ATTR" and LOAD_ATTR_METHOD_BIT
                                           and bool((ins.arg or 0) & 1))
 
 
@@ -59,7 +60,7 @@ def _calls(code: types.CodeType) -> Tuple[Set[str], Set[str]]:
         if _method_bit(attr):
             method.add(name)
             continue
-        if PY >= (3, 13):
+        if NULL_ABOVE_CALLABLE:
             # 3.13 pushes the NULL after the callable: ``name; LOAD_ATTR; PUSH_NULL``.
             if k + 2 < len(instrs) and instrs[k + 2].opname == "PUSH_NULL":
                 plain.add(name)
@@ -83,7 +84,7 @@ def import_bound_names(code: types.CodeType) -> List[str]:
     >>> import_bound_names(module) == (["os"] if sys.version_info >= (3, 11) else [])
     True
     """
-    if PY < (3, 11):
+    if not IMPORTED_NAMES_CALLED_PLAINLY:
         return []
     plain: Set[str] = set()
     method: Set[str] = set()

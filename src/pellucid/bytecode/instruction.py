@@ -23,7 +23,7 @@ class Handler(NamedTuple):
 class Instr:
     """One neutral instruction.
 
-    ``op`` is a neutral opcode name (see ``NEUTRAL_OPS`` in :mod:`pellucid.bytecode.normalize`),
+    ``op`` is a neutral opcode name (see ``NEUTRAL_OPS`` in :mod:`pellucid.bytecode.neutral_ops`),
     ``arg`` its already-decoded argument (a name, a constant, a count...), ``target`` the index of the
     instruction a jump goes to, ``offset`` the raw bytecode offset it came from (for messages and line
     tables), ``handler`` the innermost exception handler covering it.
@@ -52,9 +52,7 @@ class Instr:
 
 # Neutral conditional jumps: those that pop their condition, and ``and``/``or``'s, which keep it
 # on the stack when they jump.
-POP_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
-                       "POP_JUMP_IF_NOT_NONE"})
-VALUE_JUMPS = frozenset({"JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
+from pellucid.bytecode.neutral_ops import POP_JUMPS, VALUE_JUMPS  # noqa: E402,F401  (re-exported)
 
 
 def listing(instrs: List[Instr]) -> str:

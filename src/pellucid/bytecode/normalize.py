@@ -22,12 +22,17 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode import hidden_slots as HS
 from pellucid.bytecode import opcode_tables as T
+from pellucid.bytecode.features import (
+    BOOL_OPS_COPY_AND_TEST, CALL_HAS_NULL_SLOT, CLOSURE_LOADS_ARE_FAST_LOADS, DELEGATION_IS_SEND_LOOP,
+    END_FOR_THEN_POP_TOP, FINALLY_SUBROUTINES, FOR_EXITS_THROUGH_END_FOR,
+    FUNCTION_ATTRIBUTES_SET_SEPARATELY, GENERATOR_PROLOGUE, INSTRUCTION_LINE_NUMBER, INTRINSIC_CALLS,
+    LOAD_ATTR_METHOD_BIT, LOAD_GLOBAL_PUSHES_NULL, NULL_ABOVE_CALLABLE, TO_BOOL_BEFORE_TESTS,
+)
 from pellucid.bytecode.exception_regions import HandlerInfo, handlers_by_offset
 from pellucid.bytecode.instruction import Handler, Instr
+from pellucid.bytecode.neutral_ops import JUMPS, NO_FALLTHROUGH
 from pellucid.bytecode.raw_reader import READER as _READER
 
-PY = sys.version_info[:2]
-_PY313 = PY >= (3, 13)
 
 
 class CallSpec(tuple):
@@ -52,7 +57,7 @@ def _linear_instruction_reader() -> Optional[Any]:
     private globals dict whose ``findlabels`` returns a set, is linear; ``dis`` itself is left
     untouched.  ``None`` where not needed or not shaped as expected.
     """
-    if PY >= (3, 11):
+    if sys.version_info >= (3, 11):  # (a private detail of ``dis``, not of the bytecode)
         return None
     reader = getattr(dis, "_get_instructions_bytes", None)
     labels = getattr(dis, "findlabels", None)
@@ -139,7 +144,7 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     """Neutral instructions for one raw instruction (``pending_kw`` carries 3.11's ``KW_NAMES``)."""
     op, arg, val, off = raw.opname, raw.arg, raw.argval, raw.offset
     line = raw.starts_line if isinstance(raw.starts_line, int) and raw.starts_line is not True else None
-    if PY >= (3, 13):
+    if INSTRUCTION_LINE_NUMBER:
         line = raw.line_number
     if op in _KEPT_AS_IS:
         # (first: most instructions are these, and no test below picks one of them out)
@@ -168,14 +173,14 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     if op == "FOR_ITER":
         return one("FOR_ITER", None, val)
     if op == "LOAD_GLOBAL":
-        if PY >= (3, 11) and arg & 1:
+        if LOAD_GLOBAL_PUSHES_NULL and arg & 1:
             # 3.11/3.12 push the NULL below the global ("NULL + g"), 3.13 above it ("g + NULL");
             # it matters when an attribute is loaded from the global before the call.
             pair = [Instr("LOAD_GLOBAL", val, off, line), Instr("PUSH_NULL", None, off, line)]
-            return pair if PY >= (3, 13) else pair[::-1]
+            return pair if NULL_ABOVE_CALLABLE else pair[::-1]
         return one("LOAD_GLOBAL", val)
     if op == "LOAD_ATTR":
-        if PY >= (3, 12) and arg & 1:
+        if LOAD_ATTR_METHOD_BIT and arg & 1:
             return [Instr("LOAD_ATTR", val, off, line), Instr("PUSH_NULL", None, off, line)]
         return one("LOAD_ATTR", val)
     if op == "LOAD_METHOD":
@@ -215,7 +220,7 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     if op == "CALL_KW":
         return one("CALL", CallSpec(arg, None, True))
     if op == "CALL_FUNCTION_EX":
-        return one("CALL_EX", (bool(arg & 1), PY >= (3, 11)))
+        return one("CALL_EX", (bool(arg & 1), CALL_HAS_NULL_SLOT))
     if op in T.BINARY_OPCODES:
         return one("BINARY", T.BINARY_OPCODES[op])
     if op in T.INPLACE_OPCODES:
@@ -276,7 +281,7 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     if op == "CONVERT_VALUE":
         return one("CONVERT", T.CONVERSIONS[arg])
     if op == "MAKE_FUNCTION":
-        return one("MAKE_FUNCTION", arg if PY < (3, 13) else 0)
+        return one("MAKE_FUNCTION", 0 if FUNCTION_ATTRIBUTES_SET_SEPARATELY else arg)
     if op == "CALL_INTRINSIC_1":
         name = T.INTRINSIC_1.get(raw.argrepr, "UNSUPPORTED")
         if name is None:
@@ -412,7 +417,7 @@ def _fold_end_for(ins: List[Instr]) -> List[Instr]:
             if ins[k].op == "END_FOR":
                 drop.add(k)
                 nxt = k + 1
-                if PY >= (3, 13) and nxt < len(ins) and ins[nxt].op == "POP_TOP":
+                if END_FOR_THEN_POP_TOP and nxt < len(ins) and ins[nxt].op == "POP_TOP":
                     drop.add(nxt)
                     nxt += 1
                 x.target = ins[nxt].offset if nxt < len(ins) else None
@@ -439,7 +444,7 @@ def _prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
     if facts is not None:
         return facts.raw
     raw = raw_instructions(code)
-    if PY == (3, 8):  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
+    if FINALLY_SUBROUTINES:  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
         from pellucid.bytecode.legacy_finally import rewrite
         raw = rewrite(raw)
     return raw
@@ -519,7 +524,7 @@ def _normalize(code: types.CodeType) -> List[Instr]:
         op = r.opname
         if op in kept:
             # (translate's first case inlined: most instructions are these)
-            if _PY313:
+            if INSTRUCTION_LINE_NUMBER:
                 line = r.line_number  # type: ignore[attr-defined]
             else:
                 line = r.starts_line if isinstance(r.starts_line, int) and r.starts_line is not True \
@@ -527,15 +532,19 @@ def _normalize(code: types.CodeType) -> List[Instr]:
             append(Instr(op, r.argval, r.offset, line))
         else:
             extend(translate(r, pending_kw, consts))
-    if PY >= (3, 11):
+    if GENERATOR_PROLOGUE:
         ins = _fold_generator_prologue(ins)
+    if DELEGATION_IS_SEND_LOOP:
         ins = _fold_send_loops(ins)
-    if PY >= (3, 13):
+    if TO_BOOL_BEFORE_TESTS:
         ins = _fold_to_bool(ins)
+    if CLOSURE_LOADS_ARE_FAST_LOADS:
         _closure_loads(code, ins)
-    if PY >= (3, 12):
+    if FOR_EXITS_THROUGH_END_FOR:
         ins = _fold_end_for(ins)
+    if BOOL_OPS_COPY_AND_TEST:
         ins = _fold_copy_jumps(ins)
+    if INTRINSIC_CALLS:
         ins = _fold_intrinsic_results(ins)
     return _finalize(code, raw, ins)
 
@@ -632,6 +641,5 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
     return ins
 
 
-_CANNOT_RAISE_JUMPS = frozenset({"JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
-                                 "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
-_NO_FALLTHROUGH_OPS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
+_CANNOT_RAISE_JUMPS = JUMPS
+_NO_FALLTHROUGH_OPS = NO_FALLTHROUGH

@@ -1,8 +1,13 @@
 """Per-version opcode facts as plain tables: operator symbols, renames, intrinsics.
 
 Adding a Python version (3.14: ``LOAD_SMALL_INT``, ``LOAD_FAST_BORROW``, ``NOT_TAKEN``, ``POP_ITER``...)
-should mostly mean adding rows here and in :data:`pellucid.bytecode.normalize.RENAMES`.
+should mostly mean: rows here for raw opcodes that map onto neutral ones; a named fact in
+:mod:`pellucid.bytecode.features` (with its releases in ``tests/test_features.py``) for each
+thing that differs, asked by ``normalize``'s passes; and, only for a truly new neutral opcode, a
+row in :data:`pellucid.bytecode.neutral_ops.NEUTRAL_OPS`, which ``tests/test_neutral_ops.py``
+then makes every consumer handle or refuse.
 """
+from pellucid.bytecode.neutral_ops import TERMINAL
 
 # ≤3.10 spelled each binary operator as its own opcode; 3.11+ uses BINARY_OP with an argrepr.
 BINARY_OPCODES = {
@@ -91,6 +96,11 @@ SAME = frozenset({
     "CLEANUP_THROW", "ASYNC_GEN_WRAP", "SET_FUNCTION_ATTRIBUTE", "RETURN_GENERATOR", "GEN_START",
     "SEND", "END_FOR",
 })
+
+# Raw opcodes after which control never reaches the next instruction: those that become a neutral
+# unconditional jump, return or raise.
+RAW_NO_FALLTHROUGH = frozenset(
+    [raw for raw, neutral in JUMP_RENAMES.items() if neutral == "JUMP"] + ["RETURN_CONST"]) | TERMINAL
 
 # 3.14+: spellings that only say how the interpreter manages a reference or which stack slot an
 # operand is read from; the neutral opcode does the same.  (``POP_ITER`` pops one iterator on

@@ -7,13 +7,12 @@ positions (lines and columns) per code unit, 3.10 line ranges, 3.8/3.9 only wher
 starts.
 """
 import dis
-import sys
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
+from pellucid.bytecode.features import COLUMN_POSITIONS
 from pellucid.bytecode.normalize import unit_positions
 
-PY = sys.version_info[:2]
 
 Position = Tuple[int, Optional[int], Optional[int], Optional[int]]
 """``(line, end_line, column, end_column)``; everything but the line may be unknown (None)."""
@@ -31,14 +30,14 @@ def instruction_positions(code: types.CodeType) -> Dict[int, Position]:
     >>> line in {p[0] for p in instruction_positions(f.__code__).values()}
     True
     """
-    if PY >= (3, 11):
+    if COLUMN_POSITIONS:
         # (_is_line inlined, and one comprehension: this runs for every code unit, caches
         # included; ``co_positions`` gives an int or None, so ``type(...) is int`` is _is_line's
         # int-but-not-bool test)
         return {offset: position for offset, position in zip(range(0, 1 << 62, 2), code.co_positions())
                 if type(position[0]) is int and position[0] > 0}  # type: ignore[misc]
     out: Dict[int, Position] = {}
-    if PY >= (3, 10):
+    if hasattr(code, "co_lines"):
         for start, end, line in code.co_lines():
             if _is_line(line):
                 for offset in range(start, end, 2):
@@ -71,7 +70,7 @@ def position_units(code: types.CodeType) -> List[Any]:
     ...  if position_at(units, k * 2) is not None} == instruction_positions(f.__code__)
     True
     """
-    if PY >= (3, 11):
+    if COLUMN_POSITIONS:
         return unit_positions(code)
     out: List[Any] = [None] * (len(code.co_code) // 2)
     for offset, position in instruction_positions(code).items():

@@ -8,13 +8,12 @@ break``.  Starting a block where the re-test starts (a statement boundary, so th
 no semantics) lets the ``while`` be read as written.  The start is recognised by comparison with
 the guard: the re-test is an instruction-for-instruction copy of it.
 """
-import sys
 from typing import Callable, Dict, List, Optional, Set
 
 from pellucid.bytecode.cfg import CFG, Block
+from pellucid.bytecode.features import ROTATED_LOOP_TESTS
 from pellucid.bytecode.instruction import POP_JUMPS, Instr
 
-PY = sys.version_info[:2]
 
 # Stack effect of the first neutral instruction of a pair made from one raw instruction.
 _FIRST_OF_PAIR = {"LOAD_FAST": 1, "LOAD_FAST_CHECK": 1, "LOAD_GLOBAL": 1, "LOAD_DEREF": 1,
@@ -30,7 +29,7 @@ def rotated_test_starts(cfg: CFG, depths: Callable[[], Dict[int, int]]) -> Set[i
 
     Empty before 3.10, whose ``while`` tests once at the top.
     """
-    if PY < (3, 10):
+    if not ROTATED_LOOP_TESTS:
         return set()
     starts: Set[int] = set()
     for header in cfg.blocks:

@@ -7,15 +7,13 @@ no back edge, so no natural loop says which blocks are its body; the blocks that
 iterator are.
 """
 import dis
-import sys
 import types
 from typing import Dict, List, Tuple
 
-PY = sys.version_info[:2]
+from pellucid.bytecode.features import EXCEPTION_TABLE
+from pellucid.bytecode.opcode_tables import RAW_NO_FALLTHROUGH
 
-_NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE",
-                             "JUMP_ABSOLUTE", "JUMP_FORWARD", "JUMP_BACKWARD",
-                             "JUMP_BACKWARD_NO_INTERRUPT", "JUMP"})
+_NO_FALLTHROUGH = RAW_NO_FALLTHROUGH
 
 
 # (dis's lists as one set: tested for every instruction)
@@ -48,7 +46,7 @@ def entry_depths(code: types.CodeType) -> Dict[int, int]:
     index = {r.offset: k for k, r in enumerate(raw)}
     start = 1 if raw and raw[0].opname == "GEN_START" else 0
     work: List[Tuple[int, int]] = [(0, start)]
-    if PY >= (3, 11):
+    if EXCEPTION_TABLE:
         for e in dis._parse_exception_table(code):  # type: ignore[attr-defined]
             if e.target in index:
                 work.append((index[e.target], e.depth + 1 + (1 if e.lasti else 0)))

@@ -8,16 +8,15 @@ annotations`` nothing at all.  Decompiled, those are plain stores and expression
 recompiled body would lack ``__annotations__``.  An annotated statement must be written back.
 """
 import ast
-import sys
 import types
 from typing import Iterator, List
 
-PY = sys.version_info[:2]
+from pellucid.bytecode.features import AST_TRY_STAR
 
 # What a compiler's annotation search looks into: nested statement lists, not definitions.
 # (``match`` is left out: where it is not searched, a statement is added, which is harmless.)
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) \
-    + ((getattr(ast, "TryStar"),) if PY >= (3, 11) else ())
+    + ((getattr(ast, "TryStar"),) if AST_TRY_STAR else ())
 
 # Expressions that read as an annotation: a name, a dotted or subscripted type, a string.
 _ANNOTATION_LIKE = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant)

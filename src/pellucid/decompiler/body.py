@@ -5,11 +5,12 @@ and owns what is per code object: the CFG, declared ``global``/``nonlocal`` name
 and the constant pool shared with nested code.
 """
 import ast
-import sys
 import types
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
+from pellucid.bytecode.features import (EXCEPTION_TABLE, FORWARD_ONLY_CONDITIONAL_JUMPS,
+                                        RETURN_CONST, ROTATED_LOOP_TESTS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.bytecode.rotated_tests import rotated_test_starts
@@ -33,7 +34,6 @@ from pellucid.decompiler.stack_machine import (
 from pellucid.decompiler.structure import Ctx, Structurer
 from pellucid.decompiler.tree_nodes import CONTEXTS, all_nodes
 
-PY = sys.version_info[:2]
 _Constant, _Name, _Null = ast.Constant, ast.Name, M.Null
 
 
@@ -65,7 +65,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if not self.instrs:
             raise StructureError("no instructions")
         self.cfg = CFG(self.instrs)
-        if PY >= (3, 10) and any(self.cfg.is_loop_header(b) for b in self.cfg.blocks):
+        if ROTATED_LOOP_TESTS and any(self.cfg.is_loop_header(b) for b in self.cfg.blocks):
             splits = rotated_test_starts(self.cfg, self._entry_depths)
             if splits:
                 self.cfg = CFG(self.instrs, splits)
@@ -86,9 +86,9 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self._pending_values: List[Any] = []
         self.temp_count = 0
         self.floor = 0  # stack entries below this belong to an enclosing compound statement
-        self.legacy_exceptions = PY < (3, 11)
-        self.forward_only_tests = PY >= (3, 12)
-        self.returns_const = PY >= (3, 12)
+        self.legacy_exceptions = not EXCEPTION_TABLE
+        self.forward_only_tests = FORWARD_ONLY_CONDITIONAL_JUMPS
+        self.returns_const = RETURN_CONST
 
     def _entry_depths(self) -> Dict[int, int]:
         """``stack_depth.entry_depths`` of the code, worked out on first use (loops.py reads

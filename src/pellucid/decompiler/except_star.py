@@ -18,10 +18,11 @@ through the stack machine::
 Anything else raises :class:`StructureError`.
 """
 import ast
-import sys
 from typing import Any, FrozenSet, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.features import EXCEPT_STAR
+from pellucid.bytecode.neutral_ops import NO_FALLTHROUGH, TERMINAL
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.protected import partial_block
@@ -34,7 +35,7 @@ class ExceptStarBuilder:
     """Mixin (before ProtectedBuilder in the MRO): ``try``/``except*``."""
 
     def _is_except_star_handler(self, hblock: Block) -> bool:
-        return sys.version_info >= (3, 11) and self._star_prologue(hblock) is not None
+        return EXCEPT_STAR and self._star_prologue(hblock) is not None
 
     def _star_prologue(self, hblock: Block) -> Optional[int]:
         """Length of the handler prologue (3.11: COPY 1; BUILD_LIST; SWAP 2, 3.12+: BUILD_LIST;
@@ -175,7 +176,7 @@ class ExceptStarBuilder:
                 if ins.op in ("JUMP",) or ins.target is not None:
                     raise StructureError("except* follow with control flow")
                 self.step(ins, result, out)
-                if ins.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                if ins.op in TERMINAL:
                     return None, None
             if tail_block.last.op == "JUMP":
                 return result, tail_block.jump
@@ -206,7 +207,7 @@ class ExceptStarBuilder:
             raise StructureError("unrecognised except* exit")
         if [i.op for i in pe.instrs] == ["POP_EXCEPT", "JUMP"]:
             return pe.jump, []
-        if pe.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP") \
+        if pe.last.op in NO_FALLTHROUGH \
                 or pe.last.target is None and pe.fallthrough is not None:
             return None, list(pe.instrs[1:]) + [pe]
         raise StructureError("unrecognised except* exit")

@@ -44,6 +44,8 @@ import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
+from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE, GEN_START,
+                                        MAKE_FUNCTION_POPS_QUALNAME, WITH_CHECKS_PROTOCOL)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.hidden_slots import WITH_SPECIAL
 from pellucid.bytecode.normalize import normalize
@@ -53,7 +55,6 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.unparse import unparse
 from pellucid.decompiler.tree_nodes import copy_tree
 
-PY = sys.version_info[:2]
 MARKER = "__pellucid_fallback__"
 STATE = "__pellucid_state"
 ENV_FORCE = "PELLUCID_FORCE_FALLBACK"
@@ -62,6 +63,17 @@ CO_OPTIMIZED = 0x1
 
 # Instructions that never raise: they give a block's handler no way in.
 _CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST"})
+
+# The neutral ops (pellucid.bytecode.neutral_ops) the fallback has no ``op_`` method for, so it
+# refuses them (FallbackError): every other op of the table has one (tests/test_neutral_ops.py).
+REFUSED = frozenset({
+    "CHECK_EG_MATCH", "PREP_RERAISE_STAR", "CLEANUP_THROW", "END_SEND", "MATCH_CLASS",
+    "TYPEVAR", "PARAMSPEC", "TYPEVARTUPLE", "TYPEVAR_WITH_BOUND", "TYPEVAR_WITH_CONSTRAINTS",
+    "SET_TYPEPARAM_DEFAULT", "SET_FUNCTION_TYPE_PARAMS", "SUBSCRIPT_GENERIC", "TYPE_ALIAS",
+    # (no fixed stack effect)
+    "SEND", "END_FOR", "RETURN_GENERATOR", "BEGIN_FINALLY", "CALL_FINALLY", "POP_FINALLY",
+    "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH",
+})
 
 # Slot kinds that hold a value in ``__pellucid_s<depth>``; everything else is static.
 V = "v"
@@ -166,7 +178,7 @@ class Fallback:
     # -- dataflow -------------------------------------------------------------------------------
     def analyse(self) -> None:
         first = self.cfg.blocks[0]
-        start = ((V, None),) if PY == (3, 10) and _gen_start(self.code) else ()
+        start = ((V, None),) if GEN_START and _gen_start(self.code) else ()
         self.entry[first] = _State(start, 0)
         work = [first]
         guard = 0
@@ -192,7 +204,7 @@ class Fallback:
         base = list(rs.stack[:h.depth])
         if len(base) < h.depth:
             raise FallbackError("handler deeper than the stack")
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             if h.lasti:
                 base.append((V, None))
             base.append((V, None))
@@ -229,7 +241,7 @@ class Fallback:
                 hst = self.handler_state(st, nexc_exit, h)
                 catch = ["except __pellucid_builtins.BaseException as __pellucid_exc:"]
                 d = h.depth
-                if PY >= (3, 11):
+                if EXCEPTION_IS_ONE_VALUE:
                     if h.lasti:
                         catch.append("    %s = -1" % _slot(d))
                         d += 1
@@ -861,7 +873,7 @@ class Fallback:
 
     def op_MAKE_FUNCTION(self, ins: Instr, arg: int) -> None:
         qualname = None
-        if PY < (3, 11):
+        if MAKE_FUNCTION_POPS_QUALNAME:
             kind, payload, _ = self.pop_any()
             if payload and payload[0] == "const":
                 qualname = payload[1]
@@ -1001,7 +1013,7 @@ class Fallback:
         self.stack.append((V, None))
 
     def op_END_ASYNC_FOR(self, ins: Instr, arg: Any) -> None:
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             exc = self.pop()
             self.pop_any()
             self.w("if not __pellucid_builtins.isinstance(%s, __pellucid_builtins.StopAsyncIteration):" % exc)
@@ -1059,7 +1071,7 @@ class Fallback:
         self.end()
 
     def op_RERAISE(self, ins: Instr, arg: Any) -> None:
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             e = self.pop()
         else:
             self.pop()
@@ -1086,7 +1098,7 @@ class Fallback:
 
     def op_POP_EXCEPT(self, ins: Instr, arg: Any) -> None:
         kind, _, _ = self.pop_any()
-        if PY < (3, 11):
+        if not EXCEPTION_IS_ONE_VALUE:
             self.pop_any()
             self.pop_any()
         if kind != "saved":
@@ -1109,7 +1121,7 @@ class Fallback:
     def _protocol_check(self, enter: str, exit_: str, what: str) -> None:
         """3.11+ raise TypeError (not AttributeError) for a context manager without ``enter``
         or ``exit_``, naming the type as its ``tp_name`` does."""
-        if PY < (3, 11):
+        if not WITH_CHECKS_PROTOCOL:
             return  # the attribute lookups below raise what the interpreter raises
         t = "__pellucid_builtins.type(__pellucid_m)"
         # a class statement's type (heap, mutable) has its bare name as tp_name; static and
@@ -1148,7 +1160,7 @@ class Fallback:
 
     def op_WITH_EXCEPT_START(self, ins: Instr, arg: Any) -> None:
         n = len(self.stack)
-        if PY >= (3, 11):
+        if EXCEPTION_IS_ONE_VALUE:
             exit_d, exc_d = n - 4, n - 1
         else:
             exit_d, exc_d = n - 7, n - 2
@@ -1300,7 +1312,7 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
             # A class body's ``__class__`` cell is made by the compiler for the methods that use
             # it; the state machine would store a cell of its own into ``__classcell__``.
             raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
-    if PY < (3, 11) and any(ins.handler is not None for ins in fb.instrs):
+    if not EXCEPTION_TABLE and any(ins.handler is not None for ins in fb.instrs):
         # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
         # were seen to give wrong results: refusing is better than code that behaves differently.
         raise FallbackError("exception handling on Python <= 3.10 is not supported by the fallback")

@@ -6,10 +6,11 @@ declarations (docstring, ``global``, ``nonlocal``) are rebuilt.
 import ast
 import dis
 import inspect
-import sys
 import types
 from typing import Any, Dict, List, Optional, Sequence, Set
 
+from pellucid.bytecode.features import (AST_TYPE_PARAMS, CO_HAS_DOCSTRING,
+                                        MAKE_FUNCTION_POPS_QUALNAME)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import raw_instructions
 from pellucid.decompiler import markers as M
@@ -17,7 +18,6 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.source_lines import at_first_line
 from pellucid.decompiler.tree_nodes import CONTEXTS, child_nodes
 
-PY = sys.version_info[:2]
 _AST = ast.AST
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -173,7 +173,7 @@ class FunctionBuilder:
     """Mixin over the body decompiler."""
 
     def op_MAKE_FUNCTION(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        if PY < (3, 11):
+        if MAKE_FUNCTION_POPS_QUALNAME:
             stack.pop()  # qualified name
         code_node = stack.pop()
         if not isinstance(code_node, ast.Constant) or not isinstance(code_node.value, types.CodeType):
@@ -226,7 +226,7 @@ class FunctionBuilder:
         returns = stub.annotations.get("return")
         kind = ast.AsyncFunctionDef if kind_flags(code) & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
         node = kind(name, args, body or [ast.Pass()], decorators, returns)
-        if PY >= (3, 12):
+        if AST_TYPE_PARAMS:
             node.type_params = list(stub.type_params)
         return at_first_line(node, code)
 
@@ -265,7 +265,7 @@ class FunctionBuilder:
         from pellucid.decompiler.class_scope import unbind_own_names
         body = unbind_own_names(body)
         node = ast.ClassDef(name, bases, keywords, decls + body or [ast.Pass()], [])
-        if PY >= (3, 12):
+        if AST_TYPE_PARAMS:
             node.type_params = []
         return at_first_line(node, code)
 
@@ -487,8 +487,8 @@ def _yields(stmts: List[ast.stmt]) -> bool:
 def docstring_of(code: types.CodeType) -> Optional[str]:
     if code.co_name in ("<lambda>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<module>"):
         return None
-    if PY >= (3, 14):
-        if not code.co_flags & 0x4000000:
+    if CO_HAS_DOCSTRING:
+        if not code.co_flags & CO_HAS_DOCSTRING:
             return None
     consts = code.co_consts
     if consts and isinstance(consts[0], str):

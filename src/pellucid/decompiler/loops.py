@@ -8,6 +8,7 @@ import ast
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import Block, tail_code
+from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
@@ -16,7 +17,7 @@ from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
 
 
 
-_ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+_ENDS = TERMINAL
 
 
 def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
@@ -32,7 +33,7 @@ def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
                 p in body and p.handler == node.handler for p in node.preds)):
             return False
         op = node.last.op
-        if op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+        if op in TERMINAL:
             return True
         nxt = node.jump if op == "JUMP" else (node.fallthrough if node.last.target is None else None)
         if nxt is None:
@@ -107,7 +108,7 @@ def _same_exit(a: Block, b: Block) -> bool:
     loop's exits (after the guard and after the latch), so either copy is the loop's follow."""
     if len(a.instrs) != len(b.instrs) or len(a.instrs) > 4 or a.succs or b.succs:
         return False
-    if a.last.op not in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE") or a.handler != b.handler:
+    if a.last.op not in TERMINAL or a.handler != b.handler:
         return False
     return all(x.op == y.op and type(x.arg) is type(y.arg) and x.arg == y.arg
                for x, y in zip(a.instrs, b.instrs))

@@ -15,15 +15,15 @@ decoder could only decline (:meth:`MatchBuilder._may_start_case`) is not decoded
 from __future__ import annotations
 
 import ast
-import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import Block
+from pellucid.bytecode.features import MATCH_PUSHES_SUCCESS, MATCH_STATEMENT
 from pellucid.bytecode.instruction import POP_JUMPS
+from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.structure import negate
 
-PY = sys.version_info[:2]
 _MATCH_OPS = ("MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS", "MATCH_KEYS")
 #: every op :meth:`MatchBuilder._decode` has a case for (any other fails the pattern at once;
 #: a test checks this list against ``_decode``'s source)
@@ -128,7 +128,7 @@ class MatchBuilder:
     def try_match(self, block: Block, k: int, stack: List[Any], ctx: Any, stop: Any,
                   out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
         """``False`` if ``block.instrs[k:]`` does not start a case; else what run_block returns."""
-        if PY < (3, 10) or not stack:
+        if not MATCH_STATEMENT or not stack:
             return False
         ins = block.instrs[k]
         copy_mode = ins.op == "COPY" and ins.arg == 1
@@ -499,7 +499,7 @@ class MatchBuilder:
                     else:
                         no("MATCH_KEYS keys")
                     st.append(_Sym("keysres", s.slot))
-                    if PY < (3, 11):
+                    if MATCH_PUSHES_SUCCESS:
                         s.slot.children = [_Slot() for _ in s.slot.keys]
                         st.append(_Sym("test"))
                 elif op == "MATCH_CLASS":
@@ -512,7 +512,7 @@ class MatchBuilder:
                     s.slot.npos = arg
                     s.slot.kwnames = names.data
                     st.append(_Sym("classres", s.slot))
-                    if PY < (3, 11):
+                    if MATCH_PUSHES_SUCCESS:
                         s.slot.children = [_Slot() for _ in range(arg + len(names.data))]
                         st.append(_Sym("test"))
                 elif op == "COPY_DICT_WITHOUT_KEYS":
@@ -617,7 +617,7 @@ class MatchBuilder:
             if x.op != y.op or x.arg != y.arg or type(x.arg) is not type(y.arg) \
                     or x.handler != y.handler:
                 return False
-            if x.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            if x.op in TERMINAL:
                 return True
             if x.target is not None or x.op == "FOR_ITER":
                 if ia != len(ba.instrs) - 1 or ib != len(bb.instrs) - 1 or ba.jump is not bb.jump:

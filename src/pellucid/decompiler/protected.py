@@ -10,17 +10,17 @@ over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except
 """
 import ast
 import copy
-import sys
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 
 from pellucid.bytecode.cfg import Block, tail_code
+from pellucid.bytecode.features import EXCEPTION_TABLE
 from pellucid.bytecode.instruction import POP_JUMPS
+from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
 from pellucid.decompiler.structure import Ctx, past_lone_jumps
 
-_PY = sys.version_info[:2]
 
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
                             "POP_EXCEPT"})
@@ -340,7 +340,7 @@ class ProtectedBuilder:
             elif ins.op == "JUMP":
                 block, k = block.jump, 0
                 continue
-            elif ins.op in ("RERAISE", "RETURN_VALUE", "RAISE_VARARGS"):
+            elif ins.op in TERMINAL:
                 return None
             else:
                 try:
@@ -661,7 +661,7 @@ class ProtectedBuilder:
         A handler with a POP_EXCEPT in reach is no ``finally``, stopped or not; without one,
         nothing is stopped.
         """
-        if _PY < (3, 11):
+        if not EXCEPTION_TABLE:
             return self._beyond_pop_except(hblock)
         h = block.handler
         while h is not None and h.target != level:

@@ -7,10 +7,10 @@ line numbers (:mod:`pellucid.decompiler.source_lines`).
 """
 import ast
 import os
-import sys
 import types
 from typing import Any, Dict, List, Optional
 
+from pellucid.bytecode.features import AST_TYPE_PARAMS
 from pellucid.bytecode.imported_names import import_bound_names
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
@@ -20,7 +20,6 @@ from pellucid.decompiler.tree_nodes import name_ids
 from pellucid.decompiler.unparse import unparse
 from pellucid.errors import DecompileError
 
-PY = sys.version_info[:2]
 _KIND_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generator, coroutine, iterable coroutine, async gen
 # CO_ITERABLE_COROUTINE (set by @types.coroutine) has no source form; like every other flag it
 # is copied onto the new code below, so it is not compared.
@@ -53,7 +52,7 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: bool,
                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
         give_back = at_first_line(ast.Return(ast.Name(fn.name, ast.Load())), code)
         wrapper = ast.FunctionDef(WRAPPER, args, [fn, give_back], [], None)
-        if PY >= (3, 12):
+        if AST_TYPE_PARAMS:
             wrapper.type_params = []
         tree = ast.Module([at_first_line(wrapper, code)], [])
     declaration = _imports_declaration(code)

@@ -1,15 +1,14 @@
 """A whole code object as source: a module, a ``def``/``async def``, or a ``lambda``."""
 import ast
-import sys
 import types
 from typing import Any, Dict, Optional, Tuple
 
+from pellucid.bytecode.features import AST_TYPE_PARAMS
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import build_arguments, finish_function_body, kind_flags, CO_COROUTINE, CO_ASYNC_GENERATOR
 from pellucid.decompiler.statements_cleanup import tidy
 from pellucid.decompiler.unparse import unparse
 
-PY = sys.version_info[:2]
 
 
 def is_module_code(code: types.CodeType) -> bool:
@@ -35,7 +34,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     fname = name or (code.co_name if code.co_name.isidentifier() else "__pellucid_function__")
     kind = ast.AsyncFunctionDef if kind_flags(code) & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
     node = kind(fname, args, body or [ast.Pass()], [], d.get("annotations", {}).get("return"))
-    if PY >= (3, 12):
+    if AST_TYPE_PARAMS:
         node.type_params = []
     return tidy_(ast.Module([node], [])), pool
 

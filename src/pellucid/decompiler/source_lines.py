@@ -11,13 +11,12 @@ differ in shape, or a node has no tag, it gets the line (without columns) of the
 enclosing node that has one.
 """
 import ast
-import sys
 import types
 from typing import Any, List, Optional, Tuple, TypeVar
 
+from pellucid.bytecode.features import AST_INDEX_WRAPPER, COLUMN_POSITIONS
 from pellucid.bytecode.positions import Position
 
-PY = sys.version_info[:2]
 _Node = TypeVar("_Node", bound=ast.AST)
 
 
@@ -42,7 +41,7 @@ def place_at_original_lines(tree: ast.Module, decompiled: ast.Module, firstlinen
     while work:
         node, twin, inherited = work.pop()
         if twin is not None and type(twin) is not type(node):
-            if PY < (3, 9) and isinstance(node, ast.Index):
+            if AST_INDEX_WRAPPER and isinstance(node, ast.Index):
                 # 3.8's parser wraps a subscript in Index; the decompiler builds it bare.
                 work.append((node.value, twin, inherited))  # type: ignore[attr-defined]
                 continue
@@ -93,7 +92,7 @@ def _first_tagged(node: ast.AST) -> Optional[Position]:
 
 def _set_position(node: ast.AST, position: Position) -> None:
     line, end_line, col, end_col = position
-    if PY < (3, 11):
+    if not COLUMN_POSITIONS:
         # Before 3.11 code objects hold lines only; the parsed columns are left as they are.
         node.lineno = line  # type: ignore[attr-defined]
         node.end_lineno = end_line if end_line is not None and end_line >= line else line  # type: ignore[attr-defined]

@@ -7,10 +7,11 @@ clause's ``as`` binding, a loop target) are emitted as assignments from those ma
 """
 import ast
 import copy
-import sys
 import types
 from typing import Any, Callable, Dict, List, Optional
 
+from pellucid.bytecode.features import (ASSERT_LOADS_GLOBAL_ASSERTION_ERROR,
+                                        OVERWRITTEN_STORES_POPPED)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, position_at, position_units
 from pellucid.decompiler import markers as M
@@ -18,7 +19,6 @@ from pellucid.decompiler.deferred_annotations import CONDITIONAL_SET, Annotation
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.tree_nodes import all_nodes
 
-PY = sys.version_info[:2]
 
 BINOPS = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "@": ast.MatMult, "/": ast.Div, "//": ast.FloorDiv,
@@ -210,6 +210,33 @@ _expr = ast.expr
 
 
 
+# The neutral ops (pellucid.bytecode.neutral_ops) that have no ``op_`` method in the structured
+# decompiler: where it reads each one instead, or why it refuses it (``step`` raises
+# StructureError, and the fallback takes the code object).  Every other op of the table has one
+# (tests/test_neutral_ops.py).
+_BLOCK_END = "structure: the last instruction of a block (run_block, build_if, loops)"
+_CASE = "match: decoded with the case's pattern (MatchBuilder._decode)"
+_UNFIXED = "refused: no fixed stack effect (a layout normalize did not recognise)"
+NOT_STEPPED: Dict[str, str] = {
+    "JUMP": _BLOCK_END, "POP_JUMP_IF_FALSE": _BLOCK_END, "POP_JUMP_IF_TRUE": _BLOCK_END,
+    "POP_JUMP_IF_NONE": _BLOCK_END, "POP_JUMP_IF_NOT_NONE": _BLOCK_END,
+    "JUMP_IF_FALSE_OR_POP": _BLOCK_END, "JUMP_IF_TRUE_OR_POP": _BLOCK_END,
+    "FOR_ITER": "loops: a for loop's header",
+    "MATCH_CLASS": _CASE, "MATCH_KEYS": _CASE, "MATCH_MAPPING": _CASE, "MATCH_SEQUENCE": _CASE,
+    "GET_LEN": _CASE, "COPY_DICT_WITHOUT_KEYS": _CASE,
+    "WITH_EXCEPT_START": "protected: the exit of a with statement",
+    "STOPITERATION_ERROR": "protected: a generator's StopIteration handler",
+    "CLEANUP_THROW": "protected: a yield from's throw() handler",
+    "CHECK_EG_MATCH": "except_star: a clause of try/except*",
+    "PREP_RERAISE_STAR": "except_star: the end of try/except*",
+    "END_SEND": "refused: normalize folds it into YIELD_FROM",
+    "NOP": "refused: normalize drops it",
+    "SEND": _UNFIXED, "END_FOR": _UNFIXED, "RETURN_GENERATOR": _UNFIXED,
+    "BEGIN_FINALLY": _UNFIXED, "CALL_FINALLY": _UNFIXED, "POP_FINALLY": _UNFIXED,
+    "END_FINALLY": _UNFIXED, "WITH_CLEANUP_START": _UNFIXED, "WITH_CLEANUP_FINISH": _UNFIXED,
+}
+
+
 class StackMachine:
     """Mixin: executes one neutral instruction against a symbolic stack.
 
@@ -313,7 +340,7 @@ class StackMachine:
     op_LOAD_NAME = op_LOAD_DEREF = op_LOAD_CLASSDEREF = op_LOAD_FAST
 
     def op_LOAD_GLOBAL(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
-        if arg == "AssertionError" and arg in self.local_names and PY < (3, 9):
+        if arg == "AssertionError" and arg in self.local_names and ASSERT_LOADS_GLOBAL_ASSERTION_ERROR:
             # 3.8's ``assert`` loads the global AssertionError even where a local of that name
             # exists; only an ``assert`` statement says that (``global`` would clash with it)
             self.op_LOAD_ASSERTION_ERROR(None, stack, out, ins)
@@ -366,7 +393,7 @@ class StackMachine:
     # stack shuffles -----------------------------------------------------------------------------
     def op_POP_TOP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
-        if PY >= (3, 13) and isinstance(v, M.UnpackItem):
+        if OVERWRITTEN_STORES_POPPED and isinstance(v, M.UnpackItem):
             name = self._overwritten_store(ins)
             if name is not None:
                 self.store(ast.Name(name, ast.Store()), v, stack, out)  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, S
 
 from pellucid.bytecode.cfg import Block
 from pellucid.bytecode.instruction import POP_JUMPS, VALUE_JUMPS
+from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.decompiler import markers as M
 from pellucid.decompiler import sharing
 from pellucid.decompiler.errors import StructureError
@@ -20,7 +21,7 @@ from pellucid.decompiler.copied_tails import operand_at_hole
 from pellucid.decompiler.sharing import replace_nodes
 from pellucid.decompiler.tree_nodes import all_nodes
 
-_TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+_TERMINAL = TERMINAL
 _CASE_START = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME",
                          "LOAD_FAST", "LOAD_DEREF"])  # where a ``match`` case may start (see match.py)
 # A case can start at a load only as a class pattern's class (``try_match`` looks for the

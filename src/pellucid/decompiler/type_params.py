@@ -22,10 +22,10 @@ function instead (:func:`fallback_maker_lines`).  Only code that uses type param
 this module (its opcodes and hidden functions occur nowhere else).
 """
 import ast
-import sys
 import types
 from typing import Any, Dict, List, Optional
 
+from pellucid.bytecode.features import AST_TYPE_PARAM_DEFAULTS, GENERIC_CLASS_MANGLES_ENCLOSING
 from pellucid.bytecode.instruction import Instr
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.body import BodyDecompiler
@@ -33,7 +33,6 @@ from pellucid.decompiler.deferred_annotations import lazy_value_body, plain_lazy
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.functions import FunctionStub, PendingClass
 
-PY = sys.version_info[:2]
 # (the hidden function's name starts with "<generic parameters of ": functions.py and
 # fallback.py test that before coming here)
 # the hidden function's parameters: the generic function's defaults, evaluated outside it
@@ -55,7 +54,7 @@ class TypeParam(M.Marker):
         fields: Dict[str, Any] = {"name": self.value}
         if self.kind == "TypeVar":
             fields["bound"] = self.bound
-        if PY >= (3, 13):
+        if AST_TYPE_PARAM_DEFAULTS:
             fields["default_value"] = self.default
         elif self.default is not None:
             raise StructureError("type parameter default before 3.13")
@@ -372,7 +371,7 @@ def fallback_maker_lines(code: types.CodeType, pool: Any, maker: str) -> List[st
         node: ast.stmt = sub.function_def(result, name, [])
         after = ["%s.__qualname__ = %r" % (name, result.value.co_qualname)]  # type: ignore[attr-defined]
     elif isinstance(result, PendingClass):
-        if PY < (3, 13):
+        if GENERIC_CLASS_MANGLES_ENCLOSING:
             # 3.12's symbol table (seen on 3.12.1) mangles the private names of a function that
             # follow a generic class statement anywhere inside it with that class's name, and
             # compiles them as NAME operations: the fallback's own (private) names would fail

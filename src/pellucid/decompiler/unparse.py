@@ -1,9 +1,9 @@
 """AST -> source text on every supported Python (3.8 has no ``ast.unparse``: use the backport)."""
 import ast
 import io
-import sys
 from typing import Any, Dict, List, Set, Tuple
 
+from pellucid.bytecode.features import AST_FIX_FILLS_NONE_END, AST_UNPARSE
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.tree_nodes import CONTEXTS
 
@@ -25,7 +25,7 @@ def unparse(tree: ast.AST, locate_all: bool = True) -> str:
     _check_and_locate(tree, locate_all or _Dispatching is None)
     if _Dispatching is not None:
         return _Dispatching().visit(tree)  # type: ignore[no-any-return]
-    if sys.version_info >= (3, 9):
+    if AST_UNPARSE:
         return ast.unparse(tree)
     global _Unparser38
     if _Unparser38 is None:
@@ -45,7 +45,7 @@ def _dispatching_unparser() -> Any:
     its own goes to ``NodeVisitor.visit`` as before.  None where ``ast`` has no such writer
     (3.8), or one not dispatching through ``traverse``."""
     base = getattr(ast, "_Unparser", None)
-    if base is None or not callable(getattr(base, "traverse", None)) or sys.version_info < (3, 9):
+    if base is None or not callable(getattr(base, "traverse", None)) or not AST_UNPARSE:
         return None
     visit_any = ast.NodeVisitor.visit
 
@@ -75,7 +75,7 @@ def _dispatching_unparser() -> Any:
 _Dispatching = _dispatching_unparser()
 
 
-_END_IF_NONE = sys.version_info >= (3, 9)  # 3.8's fix_missing_locations keeps an end set to None
+_END_IF_NONE = AST_FIX_FILLS_NONE_END
 
 
 def _check_and_locate(tree: ast.AST, locate_all: bool = True) -> None:

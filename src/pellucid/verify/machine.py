@@ -15,18 +15,17 @@ Anything this module does not model stops the check (:class:`Unsupported`), beca
 from __future__ import annotations
 
 import dis
-import sys
 import types
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, MAKE_FUNCTION_POPS_QUALNAME,
+                                        MATCH_PUSHES_SUCCESS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.verify.terms import (LASTI, NULL, UNBOUND, Term, const_term, const_value, is_bool,
                                    is_singleton, maybe_unbound)
 
-PY = sys.version_info[:2]
-_PY310 = PY == (3, 10)
-NEW_EXC = PY >= (3, 11)  # 3.11+: one exception value and PUSH_EXC_INFO; before: six values
+NEW_EXC = EXCEPTION_IS_ONE_VALUE  # one exception value and PUSH_EXC_INFO; before: six values
 
 EXCINFO_ARG: Term = ("arg", "<caller exc_info>")
 CONST_PREFIX = "__pellucid_const_"
@@ -950,7 +949,17 @@ _STEP_OPS = frozenset({
     "ASYNC_GEN_WRAP", "UNPACK_SEQUENCE", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME",
     "LOAD_ATTR", "CHECK_EXC_MATCH", "EXC_MATCH2", "LOAD_GLOBAL", "PUSH_EXC_INFO", "POP_EXCEPT",
     "RERAISE", "RAISE_VARARGS", *_NEUTRAL_JUMPS, "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-    "RETURN_VALUE", "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP", "END_SEND"})
+    "RETURN_VALUE", "FOR_ITER", "UNARY", "TO_BOOL", "COMPARE", "NOP"})
+
+
+# The neutral ops (pellucid.bytecode.neutral_ops) the checker does not model, so that
+# ``_effect_op`` stops at them (Unsupported): those with no fixed stack effect, and END_SEND,
+# which normalize never leaves in.  It models every other op of the table, each with the
+# table's stack effect (tests/test_neutral_ops.py).
+UNMODELLED = frozenset({
+    "SEND", "END_FOR", "RETURN_GENERATOR", "BEGIN_FINALLY", "CALL_FINALLY", "POP_FINALLY",
+    "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH", "UNSUPPORTED", "END_SEND",
+})
 
 
 def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: int) -> Optional[Event]:  # noqa: C901
@@ -1167,7 +1176,7 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         _need(stack, op, 2)
         return _effect(st, ins, ("compare", "in", stack[-2], stack[-1]), 2, 1,
                        _push_bool if arg == "in" else _push_negated, bool_result=True)
-    elif op in ("NOP", "END_SEND"):
+    elif op == "NOP":
         pass
     else:
         ev = _list_step(side, st, ins, epoch)
@@ -1188,7 +1197,7 @@ def _foldable(pair: Sequence[Term]) -> bool:
 
 def _make_function(st: MState, ins: Instr, epoch: int) -> Optional[Event]:
     flags = ins.arg or 0
-    if PY < (3, 11):
+    if MAKE_FUNCTION_POPS_QUALNAME:
         qual, code = _pop(st, 2)[::-1]
     else:
         code = _pop(st, 1)[0]
@@ -1397,7 +1406,7 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             kw = ("kwargs", names, kwvals)
         return _effect(st, ins, ("call_ex", fn, posargs, kw), n, 1)
     simple = _SIMPLE_EFFECTS.get(op)
-    if _PY310:
+    if MATCH_PUSHES_SUCCESS:
         # 3.10's match instructions also push a success flag.
         def with_flag(s: MState, res: Tuple[Term, ...]) -> None:
             s.stack.append(res[0])
