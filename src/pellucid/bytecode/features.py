@@ -38,6 +38,14 @@ def _global_call_text() -> str:
     return next(i.argrepr for i in dis.get_instructions(probe) if i.opname == "LOAD_GLOBAL")
 
 
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<probe>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
 def _fix_locations_fills_none_end() -> bool:
     node = ast.Expr(ast.Constant(1))
     node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = 1, 0, None, None
@@ -147,6 +155,29 @@ COLUMN_POSITIONS = hasattr(types.CodeType, "co_positions")
 #: (0: no such flag; a string first constant is the docstring).
 CO_HAS_DOCSTRING = next((flag for flag, name in dis.COMPILER_FLAG_NAMES.items()
                          if name == "HAS_DOCSTRING"), 0)
+
+#: A ``with`` statement loads ``__exit__`` and ``__enter__`` with ``LOAD_SPECIAL`` (an unbound
+#: method and its ``self``: two slots for ``__exit__``), not with ``BEFORE_WITH``.
+WITH_LOADS_SPECIAL_METHODS = "LOAD_SPECIAL" in _OPS
+
+#: ``GET_ITER`` pushes the iterator and an index or NULL beside it; ``FOR_ITER`` reads both and
+#: ``POP_ITER``/``END_SEND`` pop both (a ``SEND`` loop's receiver has a NULL beside it too).
+ITERATORS_TAKE_TWO_SLOTS = _stack_effect("GET_ITER") == 1
+
+#: ``CALL_FUNCTION_EX`` always has a keyword-arguments slot (NULL: none), not a flag for it.
+CALL_EX_ALWAYS_HAS_KWARGS_SLOT = WITH_LOADS_SPECIAL_METHODS and _stack_effect("CALL_FUNCTION_EX") == -3
+
+#: ``all``/``any``/``tuple`` (and ``list``/``set``) of a generator expression are compiled
+#: inline, behind a test that the name is the builtin (``LOAD_COMMON_CONSTANT``).
+INLINED_BUILTIN_CALLS = "LOAD_COMMON_CONSTANT" in _OPS
+
+#: ``IMPORT_NAME``'s argument has a "lazy" bit (``lazy import``, PEP 810).
+LAZY_IMPORTS = _compiles("lazy import m")
+
+# ---- compiler layouts no opcode tells ----------------------------------------------------------
+
+#: A slice of constants is folded into one constant ``slice`` object (``x[1:2]``).
+CONSTANT_SLICES = any(type(c) is slice for c in compile("x[1:2]", "<probe>", "eval").co_consts)
 
 # ---- compiler layouts no opcode tells (by version) --------------------------------------------
 

@@ -32,6 +32,8 @@ import dis
 import types
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
+from pellucid.bytecode import features as F
+
 # Slot marks: a shown slot is the index of the raw instruction that pushed it (-1: not known,
 # several); hidden slots are negative codes below that.
 _UNKNOWN = -1
@@ -40,23 +42,12 @@ _H_ITER = -3  # 3.15: what GET_ITER pushes beside the iterator (index or NULL)
 _H_NULL = -4  # 3.15: the NULL beside a SEND loop's awaitable
 _H_KWNULL = -5  # 3.14+: CALL_FUNCTION_EX's NULL for "no keyword arguments" (Dynamo may move it)
 
-_OPMAP = dis.opmap
-
-
-def _effect_of(name: str) -> Optional[int]:
-    """``dis.stack_effect`` of opcode ``name`` (with argument 0 if it takes one), or None."""
-    op = _OPMAP.get(name)
-    if op is None:
-        return None
-    return dis.stack_effect(op, 0) if op >= dis.HAVE_ARGUMENT else dis.stack_effect(op)
-
-
 #: 3.14+: ``with`` loads ``__exit__`` and ``__enter__`` with LOAD_SPECIAL
-WITH_SPECIAL = "LOAD_SPECIAL" in _OPMAP
+WITH_SPECIAL = F.WITH_LOADS_SPECIAL_METHODS
 #: 3.15+: GET_ITER pushes (iterator, index or NULL); POP_ITER and END_SEND pop both
-ITER_PAIRS = _effect_of("GET_ITER") == 1
+ITER_PAIRS = F.ITERATORS_TAKE_TWO_SLOTS
 #: 3.14+: CALL_FUNCTION_EX always takes a keyword-arguments slot (NULL: none)
-CALL_EX_KWARGS_SLOT = WITH_SPECIAL and _effect_of("CALL_FUNCTION_EX") == -3
+CALL_EX_KWARGS_SLOT = F.CALL_EX_ALWAYS_HAS_KWARGS_SLOT
 ACTIVE = WITH_SPECIAL or ITER_PAIRS or CALL_EX_KWARGS_SLOT
 
 # (pops, pushes) of raw 3.14/3.15 opcodes whose counts do not depend on the argument; a value

@@ -20,6 +20,7 @@ import sys
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from pellucid.bytecode import features as F
 from pellucid.bytecode import hidden_slots as HS
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.features import (
@@ -117,26 +118,11 @@ def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
 _KEPT_AS_IS = T.SAME - {"GEN_START", "LOAD_CLASSDEREF"}
 
 
-def _folds_constant_slices() -> bool:
-    """3.14+ compile ``x[1:2]`` with a constant ``slice`` object, which has no literal form."""
-    code = compile("x[1:2]", "<probe>", "eval")
-    return any(type(c) is slice for c in code.co_consts)
-
-
-def _has_lazy_imports() -> bool:
-    """3.15+ (PEP 810): ``lazy import m`` sets bit 0 of IMPORT_NAME's argument."""
-    try:
-        compile("lazy import m", "<probe>", "exec")
-    except SyntaxError:
-        return False
-    return True
-
-
-_CONST_SLICES = _folds_constant_slices()
-if _CONST_SLICES:
+# (3.14+ folds ``x[1:2]``'s slice into a constant, built again where it is used; 3.15+ marks a
+# lazy import in IMPORT_NAME's argument)
+if F.CONSTANT_SLICES:
     _KEPT_AS_IS = _KEPT_AS_IS - {"LOAD_CONST"}
-_LAZY_IMPORTS = _has_lazy_imports()
-if _LAZY_IMPORTS:
+if F.LAZY_IMPORTS:
     _KEPT_AS_IS = _KEPT_AS_IS - {"IMPORT_NAME"}
 
 
@@ -157,7 +143,7 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
 
     if op in T.NO_OPS:
         return []
-    if op == "IMPORT_NAME" and _LAZY_IMPORTS and arg & 1:
+    if op == "IMPORT_NAME" and F.LAZY_IMPORTS and arg & 1:
         # (bit 1, "eager", only says the import is where lazy ones are not allowed: in a
         # function, class or try; the recompiled import is in the same place)
         return one("LAZY_IMPORT_NAME", val)

@@ -45,9 +45,9 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE, GEN_START,
-                                        MAKE_FUNCTION_POPS_QUALNAME, WITH_CHECKS_PROTOCOL)
+                                        MAKE_FUNCTION_POPS_QUALNAME, WITH_CHECKS_PROTOCOL,
+                                        WITH_LOADS_SPECIAL_METHODS)
 from pellucid.bytecode.instruction import Instr
-from pellucid.bytecode.hidden_slots import WITH_SPECIAL
 from pellucid.bytecode.normalize import normalize
 from pellucid.bytecode.positions import instruction_positions
 from pellucid.decompiler.constants import ConstantPool
@@ -1129,7 +1129,7 @@ class Fallback:
         tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
                    "else %s.__module__ + '.' + %s.__name__)" % (t, t, t, t, t))
         checks = ((enter, ""), (exit_, " (missed %s method)" % exit_))
-        if WITH_SPECIAL:  # 3.14+ (LOAD_SPECIAL) looks __exit__ up first and names either one
+        if WITH_LOADS_SPECIAL_METHODS:  # (LOAD_SPECIAL looks __exit__ up first, names either one)
             checks = ((exit_, " (missed %s method)" % exit_), (enter, " (missed %s method)" % enter))
         for name, suffix in checks:
             self.w("if not __pellucid_builtins.hasattr(%s, %r):" % (t, name))

@@ -10,9 +10,10 @@ The check is conservative: anything it does not model gives ``ok=False`` with a 
 ``Verdict(ok=True)`` is a proof (within the model described in ``machine.py``), and ``ok=False``
 only means "not shown equivalent".  Never raises for valid code objects.
 """
-import inspect
 import types
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+from pellucid.bytecode.features import CO_HAS_DOCSTRING
 
 __all__ = ["Verdict", "check_equivalent"]
 
@@ -68,15 +69,10 @@ def _layout(code: types.CodeType) -> Dict[str, object]:
     }
 
 
-# 3.14+ flags a code object that has a docstring; before, a first constant that is a string
-# was one (a generator expression's first constant may be any string from 3.14 on).
-_HAS_DOCSTRING = getattr(inspect, "CO_HAS_DOCSTRING", None)
-
-
 def _doc(code: types.CodeType) -> Optional[str]:
     c = code.co_consts
-    if _HAS_DOCSTRING is not None and not code.co_flags & _HAS_DOCSTRING:
-        return None
+    if CO_HAS_DOCSTRING and not code.co_flags & CO_HAS_DOCSTRING:
+        return None  # (3.14+: a generator expression's first constant may be any string)
     return c[0] if c and isinstance(c[0], str) else None
 
 
