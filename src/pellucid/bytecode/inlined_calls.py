@@ -16,6 +16,8 @@ import dis
 import types
 from typing import List, Set
 
+from pellucid.bytecode import features as F
+
 _BUILTINS = frozenset({"tuple", "list", "set", "<built-in function all>", "<built-in function any>"})
 _ACCUMULATORS = {"tuple": "BUILD_LIST", "list": "BUILD_LIST", "set": "BUILD_SET"}
 _TERMINAL = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
@@ -74,7 +76,8 @@ def fold_inlined_calls(code: types.CodeType, raw: List[dis.Instruction]) -> List
     >>> "IS_OP" in ops
     False
     """
-    if not any(r.opname == "LOAD_COMMON_CONSTANT" and r.argrepr in _BUILTINS for r in raw):
+    if not F.INLINED_BUILTIN_CALLS or not any(
+            r.opname == "LOAD_COMMON_CONSTANT" and r.argrepr in _BUILTINS for r in raw):
         return raw
     index = {r.offset: k for k, r in enumerate(raw)}
     redirect = {}  # index of a ``COPY 1`` -> index of its slow path's PUSH_NULL
