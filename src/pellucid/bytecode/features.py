@@ -182,8 +182,8 @@ CONSTANT_SLICES = any(type(c) is slice for c in compile("x[1:2]", "<probe>", "ev
 # ---- compiler layouts no opcode tells (by version) --------------------------------------------
 
 #: ``while c: body`` is compiled as ``if c:`` around a loop that tests ``c`` again at its end
-#: (3.10+).
-ROTATED_LOOP_TESTS = _VERSION >= (3, 10)
+#: (3.10 to 3.13; 3.14 tests once, at the top, and jumps back there).
+ROTATED_LOOP_TESTS = (3, 10) <= _VERSION < (3, 14)
 
 #: A store that a later store to the same name overwrites at once (``a, a = t``; ``for a, _, _
 #: in``) is compiled as ``POP_TOP`` (3.13+).
