@@ -18,7 +18,11 @@ once inside ``pellucid.prepare_debug(tmpdir)``.  Columns per model and backend:
   i.e. pellucid's code ran;
 * equal     -- every output tensor equal (``torch.equal``) to the plain torch.compile run;
 * files     -- every ``.py`` file of the dump compiles;
-* warns     -- PellucidWarnings emitted (0 is the bar).
+* warns     -- PellucidWarnings emitted (0 is the bar);
+* debug     -- a second pass inside ``pellucid.debug(pause=False)`` (the compiled model running
+  from the dumped files, entries chosen by Dynamo's guard managers) gives outputs bitwise equal
+  to a second pass of the plain compiled model, with every full_code file routed, no input
+  missing every entry, no rendered guard disagreeing with Dynamo and no warning.
 
 Totals give, per backend, the share of models at 100% in every column, and the distinct reasons
 for ``transform.rejected`` (why Dynamo's own code ran), most common first.  Every model runs in its
@@ -162,6 +166,7 @@ def run_backend(model, inputs, backend: str, keep_dump: Optional[str], calls: in
     try:
         compiled = torch.compile(model, backend=backend)
         ref = [_call(compiled, inputs) for _ in range(calls)]
+        ref2 = [_call(compiled, inputs) for _ in range(calls)]  # the second pass debug() repeats
     except Exception as exc:
         row["status"] = "compile-error"
         row["error"] = "torch.compile without pellucid: %s: %s" % (type(exc).__name__, str(exc)[:300])
@@ -215,10 +220,56 @@ def run_backend(model, inputs, backend: str, keep_dump: Optional[str], calls: in
     row["outputs_equal"] = mismatch is None
     row["mismatch"] = mismatch
     row.update(_files_valid(dump))
+    row.update(_debug_pass(compiled, inputs, calls, ref2))
     if not keep_dump:
         shutil.rmtree(dump, ignore_errors=True)
     row["status"] = "ok"
     return row
+
+
+def _debug_pass(compiled, inputs, calls: int, ref2: List[Any]) -> Dict[str, Any]:
+    """The second pass inside ``debug(pause=False)``, compared with the plain second pass."""
+    import warnings
+
+    import pellucid
+    from pellucid.dynamo.torch_features import PellucidWarning
+
+    out: Dict[str, Any] = {}
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with pellucid.debug(pause=False) as session:
+                got = [_call(compiled, inputs) for _ in range(calls)]
+        except Exception as exc:
+            out["debug_ok"] = False
+            out["debug_problem"] = "raised under debug(): %s: %s" % (type(exc).__name__, str(exc)[:300])
+            return out
+    out["time_debug"] = round(time.perf_counter() - start, 2)
+    problems = []
+    for r, g in zip(ref2, got):
+        mismatch = compare_outputs(r, g)
+        if mismatch:
+            problems.append("outputs: " + mismatch)
+            break
+    not_routed = {os.path.basename(p): s for p, s in session.full_code_files.items() if s != "runs"}
+    if not session.full_code_files:
+        problems.append("no full_code file was routed")
+    if not_routed:
+        problems.append("not routed: %s" % sorted(not_routed.items())[:3])
+    if session.misses:
+        problems.append("no entry accepted the inputs of %s" % sorted(set(session.misses))[:3])
+    if session.disagreements:
+        d = session.disagreements[0]
+        problems.append("%d rendered guard(s) disagree with Dynamo, e.g. %s entry %d: %s"
+                        % (len(session.disagreements), d.frame, d.entry, d.where[:160]))
+    ours = sorted(set(str(w.message)[:300] for w in caught if issubclass(w.category, PellucidWarning)))
+    if ours:
+        problems.append("warnings: %s" % ours[:3])
+    out["debug_ok"] = not problems
+    out["debug_problem"] = "; ".join(problems)[:1000] or None
+    out["debug_routed"] = len(session.full_code_files) - len(not_routed)
+    return out
 
 
 def worker(name: str, backends: List[str], out_path: str, keep_dumps: Optional[str], calls: int) -> None:
@@ -323,6 +374,7 @@ def row_ok(b: Dict[str, Any]) -> Dict[str, bool]:
         "equal": ok and bool(b.get("outputs_equal")),
         "files": ok and not b.get("bad_files"),
         "no_warnings": ok and b.get("warnings", 1) == 0,
+        "debug": ok and bool(b.get("debug_ok")),
     }
 
 
@@ -347,16 +399,18 @@ def print_row(r: Dict[str, Any], file=sys.stdout) -> None:
                   file=file)
             continue
         n = b["transforms"]
-        print("%-28s %-9s %6d %6d %6s %6s %6s %6s %5d %7.1f%s" % (
+        print("%-28s %-9s %6d %6d %6s %6s %6s %6s %5d %6s %7.1f%s%s" % (
             r["name"][:28], b["backend"], b["frames"], n, "%d" % b["decompiled"], "%d" % b["verified"],
             "yes" if b["outputs_equal"] else "NO", "yes" if not b["bad_files"] else "NO(%d)" % len(b["bad_files"]),
-            b["warnings"], b.get("time", 0), "  nondeterministic" if b.get("nondeterministic") else ""), file=file)
+            b["warnings"], "yes" if b.get("debug_ok") else "NO", b.get("time", 0),
+            "  nondeterministic" if b.get("nondeterministic") else "",
+            "  debug: %s" % b["debug_problem"][:150] if b.get("debug_problem") else ""), file=file)
     if r.get("status") in ("timeout", "process-crash"):
         print("%-28s %-9s %s: %s" % (r["name"][:28], "-", r["status"], r.get("reason", "")[:110]), file=file)
 
 
-HEADER = "%-28s %-9s %6s %6s %6s %6s %6s %6s %5s %7s" % (
-    "model", "backend", "frames", "comps", "decomp", "verif", "equal", "files", "warns", "time")
+HEADER = "%-28s %-9s %6s %6s %6s %6s %6s %6s %5s %6s %7s" % (
+    "model", "backend", "frames", "comps", "decomp", "verif", "equal", "files", "warns", "debug", "time")
 
 
 def summarise(results: List[Dict[str, Any]], backends: List[str], file=sys.stdout) -> Dict[str, Any]:
@@ -400,12 +454,14 @@ def summarise(results: List[Dict[str, Any]], backends: List[str], file=sys.stdou
         p("  outputs equal         %s" % pct(cols["equal"]))
         p("  files valid           %s" % pct(cols["files"]))
         p("  no pellucid warnings  %s" % pct(cols["no_warnings"]))
+        p("  debug() reproduces    %s" % pct(cols["debug"]))
         p("  100%% on every column  %s" % pct(allcols))
         summary["per_backend"][backend] = {
             "models": len(ok), "compile_errors": compile_err, "crashes": crashes,
             "columns": dict(cols), "all_columns": allcols, "compilations": comps,
             "decompiled": dec, "verified": ver,
             "mismatches": [n for n, b in ok if not b["outputs_equal"]],
+            "debug_failures": {n: b.get("debug_problem") for n, b in ok if not b.get("debug_ok")},
             "bad_files": {n: b["bad_files"] for n, b in ok if b["bad_files"]},
         }
     mism = [(r["name"], b["backend"], b["mismatch"]) for r in buildable for b in r.get("backends", [])
@@ -414,6 +470,13 @@ def summarise(results: List[Dict[str, Any]], backends: List[str], file=sys.stdou
         p("")
         p("OUTPUT MISMATCHES under prepare_debug (serious):")
         for n, be, m in mism:
+            p("  %s [%s]: %s" % (n, be, m))
+    dbg = [(r["name"], b["backend"], b.get("debug_problem")) for r in buildable for b in r.get("backends", [])
+           if b.get("status") == "ok" and not b.get("debug_ok")]
+    if dbg:
+        p("")
+        p("debug() does not reproduce the compiled model:")
+        for n, be, m in dbg:
             p("  %s [%s]: %s" % (n, be, m))
     crashes = [(r["name"], b["backend"], b.get("error")) for r in buildable for b in r.get("backends", [])
                if b.get("status") == "crash"]

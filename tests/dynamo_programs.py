@@ -397,3 +397,209 @@ def function_apply_break_with_fresh_lists():
         seen.append(n)
         return out, seen, doubled
     return f, [(_t(1, 2), 3)]
+
+
+# -- several frames of one name, and frames that call each other ------------------------------------
+# Ten module classes whose ``forward`` graph-breaks: Dynamo compiles each ``forward`` as a frame of
+# its own (the outer frame breaks at the call of the inner module), so ten frames named
+# ``forward`` (and their resume functions) are compiled in one program.
+class _Sin(nn.Module):
+    def forward(self, x):
+        h = x.sin()
+        print("Sin")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Cos(nn.Module):
+    def forward(self, x):
+        h = x.cos() + 1
+        print("Cos")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Tanh(nn.Module):
+    def forward(self, x):
+        h = x.tanh() * 2
+        print("Tanh")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Exp(nn.Module):
+    def forward(self, x):
+        h = (x / 4).exp()
+        print("Exp")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Square(nn.Module):
+    def forward(self, x):
+        h = x * x - 1
+        print("Square")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Neg(nn.Module):
+    def forward(self, x):
+        h = -x + 0.5
+        print("Neg")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Relu(nn.Module):
+    def forward(self, x):
+        h = x.relu() + x.abs()
+        print("Relu")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Sigmoid(nn.Module):
+    def forward(self, x):
+        h = x.sigmoid() * 3
+        print("Sigmoid")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Clamp(nn.Module):
+    def forward(self, x):
+        h = x.clamp(-1, 1) + 2
+        print("Clamp")
+        return self.inner(h) if self.inner is not None else h
+
+
+class _Atan(nn.Module):
+    def forward(self, x):
+        h = x.atan() - 0.25
+        print("Atan")
+        return self.inner(h) if self.inner is not None else h
+
+
+@program
+def ten_forwards():
+    chain = None
+    for cls in (_Atan, _Clamp, _Sigmoid, _Relu, _Neg, _Square, _Exp, _Tanh, _Cos, _Sin):
+        m = cls()
+        m.inner = chain
+        chain = m
+    return chain, [(_t(0.5, -1, 2),), (_t(3, 0, -0.25),)]
+
+
+class _Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.lin(x)
+        print("inner break")
+        return y.relu() + x
+
+
+class _Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _Inner()
+        self.scale = nn.Parameter(torch.tensor(1.5))
+
+    def forward(self, x):
+        a = x * self.scale
+        b = self.inner(a)
+        return (b * a).sum(-1)
+
+
+@program
+def submodule_graph_break():
+    # A graph break inside a submodule's ``forward``: ``_Outer.forward`` breaks at the call,
+    # ``_Inner.forward`` is compiled on its own: two frames named ``forward``.
+    return _Outer(), [(_t(1, 2, 3).reshape(1, 3),), (_t(-1, 0, 4).reshape(1, 3),)]
+
+
+@program
+def two_forwards_same_name():
+    class A(nn.Module):
+        def forward(self, x):
+            y = x.sin()
+            print("A")
+            return y * 2
+
+    class B(nn.Module):
+        def forward(self, x):
+            y = x.cos()
+            print("B")
+            return y * 3
+    a, b = A(), B()
+
+    def f(x):
+        return a(x) - b(x)
+    return f, [(_t(1, 2),), (_t(0.5, 0.25),)]
+
+
+@program
+def closures_made_in_a_loop():
+    # One code object, three closures over different ``k``: three cache entries of one frame,
+    # told apart by the closure (the frame's free variable).
+    def make(k):
+        def g(x):
+            y = x * k
+            print("k", k)
+            return y + k
+        return g
+    gs = [make(k) for k in range(3)]
+
+    def run(x):
+        out = []
+        for g in gs:
+            out.append(g(x))
+        return out
+    return run, [(_t(1, 2),), (_t(3, 4),)]
+
+
+@program
+def recompiles():
+    def f(x, n):
+        y = x * n + x.sum()
+        return y.to(torch.float32) if y.dtype != torch.float32 else y - 1
+    return f, [(_t(1, 2), 2), (_t(1, 2), 3), (_t(1, 2).double(), 2), (_t(1, 2, 3), 4), (_t(5, 6), 2)]
+
+
+@program
+def functions_calling_each_other():
+    # ``even`` and ``odd`` call each other; each breaks the graph, so each is a compiled frame
+    # (with recompiles for the values of ``n``) that calls the other.
+    def even(x, n):
+        if n == 0:
+            return x
+        print("even", n)
+        return odd(x + 1, n - 1)
+
+    def odd(x, n):
+        if n == 0:
+            return -x
+        print("odd", n)
+        return even(x * 2, n - 1)
+    return even, [(_t(1, 2), 3), (_t(0.5, 1), 4), (_t(1, 2), 3)]
+
+
+@program
+def training_loop():
+    # An optimizer step beside the user's own ``step`` (two frames named ``step``), run in a loop.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    def step(x, t):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), t)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def train(batches, epochs):
+        losses = []
+        for _ in range(epochs):
+            for x, t in batches:
+                losses.append(step(x, t))
+        return losses, [p.detach().clone() for p in model.parameters()]
+    g = torch.Generator().manual_seed(3)
+    batches = [(torch.randn(4, 3, generator=g), torch.randn(4, 1, generator=g)) for _ in range(2)]
+    return train, [(batches, 2)]

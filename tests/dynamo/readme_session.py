@@ -72,7 +72,7 @@ def child(model_path: str, program: str, argv: List[str]) -> None:
     def prepare_debug(dump_dir: str) -> Any:
         with real(dump_dir) as capture:
             yield capture
-        frames = [{"name": f.name, "root": f.root, "transforms": [
+        frames = [{"name": f.name, "is_resume": f.is_resume, "transforms": [
             {"path": t.path, "graphs": t.graphs, "runs": t.replacement is not None}
             for t in f.transforms]} for f in capture.frames.values()]
         graphs = {g.name: {s.stage: s.path for s in g.stages} for g in capture.graphs.values()}
@@ -146,8 +146,8 @@ _END = ["cl 1 2", "c"]
 def commands(backend: str, model: Dict[str, Any], dump: str) -> List[str]:
     """The session's pdb commands, for the dump the run wrote."""
     frames = model["frames"]
-    (user,) = [f for f in frames if f["name"] == f["root"]]
-    (resume,) = [f for f in frames if f["name"] != f["root"]]
+    (user,) = [f for f in frames if not f["is_resume"]]
+    (resume,) = [f for f in frames if f["is_resume"]]
     after_break = model["graphs"][resume["transforms"][0]["graphs"][0]]
 
     def rel(path: str) -> str:

@@ -143,7 +143,7 @@ def test_breakpoints_in_transformed_code_and_resume_function(tmp_path, capsys):
     t_line = _line_of(transformed.path, "graph_out_0 =")
     r_line = _line_of(resume.path, "graph_out_0 =")
     full_path = frames["break_fn"].full_code_path
-    f_line = _line_of(full_path, "if guard_break_fn_0(")
+    f_line = _line_of(full_path, "if dynamo.picks(0, guard_break_fn_0(")
     graph_paths = [st.path for g in capture.graphs.values() for st in g.stages if st.stage == "dynamo"]
     g_lines = {p: _line_of(p, "cos") for p in graph_paths if "cos" in open(p).read()}
     rec = Recorder(dump, steps=2)
@@ -325,7 +325,7 @@ def _code_named(path, name):
 def test_breakpoints_in_inductor_call_forward_and_backward(inductor_program):
     prog = inductor_program
     # the graph after the break: its forward takes the value computed before the break
-    (resume,) = [f for f in prog.capture.frames.values() if f.name != f.root]
+    (resume,) = [f for f in prog.capture.frames.values() if f.is_resume]
     graph = prog.capture.graphs[resume.transforms[0].graphs[0]]
     paths = {s.stage: s for s in graph.stages}
     fw, bw = paths["inductor"], paths["inductor_backward"]

@@ -30,26 +30,46 @@ def _same(a, b):
     return a == b
 
 
-def _run(program, backend):
+def _run(program, backend, first_pass=None, second_pass=None):
+    """Compile and call a program in fresh Dynamo state (inside ``first_pass``, when given);
+    a second pass of the same calls inside ``second_pass`` when given (the program's state
+    goes on from the first).  Returns fn, outputs, calls, second outputs, what the contexts gave."""
+    import contextlib
+
     torch._dynamo.reset()
     torch.manual_seed(0)
     fn, calls = program()
     compiled = torch.compile(fn, backend=backend)
-    return fn, [compiled(*args) for args in calls], calls
+    with (first_pass or contextlib.nullcontext)() as first:
+        outs = [compiled(*args) for args in calls]
+    again = second = None
+    if second_pass is not None:
+        with second_pass() as second:
+            again = [compiled(*args) for args in calls]
+    return fn, outs, calls, again, (first, second)
 
 
 def _check_dump(tmp_path, program, backend, expect_functions):
-    _, plain, _ = _run(program, backend)
+    """Plain run and run inside prepare_debug agree; so do their second passes, the plain
+    compiled program's and one inside ``debug()``: debug() runs what the program runs."""
+    import contextlib
+
+    _, plain, _, plain2, _ = _run(program, backend, None, contextlib.nullcontext)
     dump = str(tmp_path / "dump")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with pellucid.prepare_debug(dump) as capture:
-            fn, outs, calls = _run(program, backend)
+        fn, outs, calls, debugged, (capture, session) = _run(
+            program, backend, lambda: pellucid.prepare_debug(dump), lambda: pellucid.debug(pause=False))
     ours = [w for w in caught if issubclass(w.category, PellucidWarning)]
     assert not ours, [str(w.message) for w in ours]
     assert len(outs) == len(plain)
     for a, b in zip(plain, outs):
         assert _same(a, b)
+    for a, b in zip(plain2, debugged):
+        assert _same(a, b)
+    assert not session.disagreements and not session.misses
+    assert session.full_code_files and set(session.full_code_files.values()) == {"runs"}, \
+        session.full_code_files
     files = sorted(os.listdir(dump))
     for name in files:
         if name.endswith(".py"):
@@ -61,15 +81,24 @@ def _check_dump(tmp_path, program, backend, expect_functions):
         for t in frame.transforms:
             assert t.source is not None, (frame.name, t.rejected)
             assert os.path.basename(t.path) in files
-    roots = {f.root for f in capture.frames.values()}
-    for name in expect_functions:
-        assert name in roots
-        assert "full_code_for_%s.py" % name in files
     with open(os.path.join(dump, "index.md"), encoding="utf-8") as fh:
         index = fh.read()
     for name in expect_functions:
-        assert "function `%s`" % name in index
+        root = _root(capture, name)
+        assert "full_code_for_%s.py" % root.ident in files
+        assert os.path.basename(root.full_code_path) == "full_code_for_%s.py" % root.ident
+        assert "function `%s`" % root.label in index
     return capture, dump, fn, outs, calls
+
+
+def _root(capture, name):
+    """The frame of the user function of this file whose code is named ``name`` (exactly one:
+    ``torch.optim.SGD.step`` is compiled beside a ``step`` of ours, say)."""
+    here = os.path.abspath(__file__)
+    (root,) = [f for f in capture.roots()
+               if f.name == name and not f.is_resume and os.path.abspath(f.filename) == here]
+    assert root.root is root
+    return root
 
 
 def _perturbed(args):
@@ -85,12 +114,13 @@ def _perturbed(args):
     return tuple(out)
 
 
-def _check_guards_agree(capture, full, root, calls):
+def _check_guards_agree(capture, full, name, calls):
     """The rendered guards of the user function's entries answer like Dynamo's guard managers,
     on the inputs that were compiled for (hits) and on perturbed ones (misses)."""
     from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
-    frame = [f for f in capture.frames.values() if f.name == root][0]
+    frame = _root(capture, name)
+    root = frame.ident
     live = _debug_get_cache_entry_list(frame.code)
     assert len(live) == len(frame.entries)
     code = frame.code
@@ -112,14 +142,17 @@ def _check_guards_agree(capture, full, root, calls):
     assert compared and answers == {True, False}, answers
 
 
-def _import_full_code(dump, name):
+def _import_full_code(capture, dump, name):
+    """The full_code module of the user function named ``name``, and its dispatcher."""
+    ident = _root(capture, name).ident
     sys.path.insert(0, dump)
     try:
-        sys.modules.pop("full_code_for_" + name, None)
+        sys.modules.pop("full_code_for_" + ident, None)
         sys.modules.pop("_pellucid_runtime", None)
-        return importlib.import_module("full_code_for_" + name)
+        module = importlib.import_module("full_code_for_" + ident)
     finally:
         sys.path.remove(dump)
+    return module, getattr(module, ident)
 
 
 # -- programs ------------------------------------------------------------------------------------
@@ -199,10 +232,10 @@ def test_constants_of_transformed_code_keep_their_names_apart(tmp_path, backend,
 def test_data_dependent_if(tmp_path, backend, capsys):
     capture, dump, fn, outs, calls = _check_dump(tmp_path, data_dependent_if, backend, ["branchy"])
     assert any(f.graph_breaks for f in capture.frames.values())
-    full = _import_full_code(dump, "branchy")
+    full, branchy = _import_full_code(capture, dump, "branchy")
     _check_guards_agree(capture, full, "branchy", calls)
     for args, out in zip(calls, outs):
-        assert _same(full.branchy(*args), out)
+        assert _same(branchy(*args), out)
 
 
 def test_data_dependent_if_inductor(tmp_path):
@@ -222,15 +255,15 @@ def test_module_forward_with_print(tmp_path, backend, capsys):
 
 def test_recompilation_and_dynamic_shapes(tmp_path):
     capture, dump, fn, outs, calls = _check_dump(tmp_path, growing_sizes, "eager", ["grow"])
-    frame = [f for f in capture.frames.values() if f.name == "grow"][0]
+    frame = _root(capture, "grow")
     assert len(frame.entries) >= 2
     assert frame.recompilations, "the size change should be recorded as a recompilation"
     dynamo_graphs = [s.source for g in capture.graphs.values() for s in g.stages if s.stage == "dynamo"]
     assert any("Sym(" in src for src in dynamo_graphs), "expected a dynamic-shape graph"
-    full = _import_full_code(dump, "grow")
+    full, grow = _import_full_code(capture, dump, "grow")
     _check_guards_agree(capture, full, "grow", calls)
     for args, out in zip(calls, outs):
-        assert _same(full.grow(*args), out)
+        assert _same(grow(*args), out)
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
@@ -283,9 +316,9 @@ def _tiny_bert():
 @pytest.mark.parametrize("builder", [_tiny_gpt2, _tiny_bert], ids=["gpt2", "bert"])
 def test_transformers_models(tmp_path, builder, backend):
     capture, dump, fn, outs, calls = _check_dump(tmp_path, builder, backend, ["run"])
-    full = _import_full_code(dump, "run")
+    full, run = _import_full_code(capture, dump, "run")
     for args, out in zip(calls, outs):
-        assert _same(full.run(*args), out)
+        assert _same(run(*args), out)
 
 
 def test_spawned_ranks_share_a_dump_dir(tmp_path):
@@ -301,8 +334,10 @@ def test_spawned_ranks_share_a_dump_dir(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stdout
     files = sorted(os.listdir(str(dump)))
-    full = [n for n in files if n.startswith("full_code_for_f")]
-    transformed_f = [n for n in files if n.startswith("__transformed_code_0_for_f")]
+    import re
+
+    full = [n for n in files if re.match(r"^full_code_for_f(\.\d+)?\.py$", n)]
+    transformed_f = [n for n in files if re.match(r"^__transformed_code_0_for_f(\.\d+)?\.py$", n)]
     assert len(full) == 4 and len(transformed_f) == 4, files
     assert not [n for n in files if n.startswith(".tmp-")], "a temporary file was left behind"
     for name in files:
@@ -374,10 +409,14 @@ def test_threads_compiling_at_once(tmp_path):
     for k in range(4):
         assert torch.equal(results[k], (torch.ones(3) * k).sin())
     files = os.listdir(dump)
+    idents = set()
     for k in range(4):
-        assert "full_code_for_thread_fn_%d.py" % k in files, files
-        assert "__transformed_code_0_for_thread_fn_%d.py" % k in files, files
+        root = _root(capture, "thread_fn_%d" % k)
+        assert root.label.endswith(".thread_fn_%d" % k) and root.ident not in idents
+        idents.add(root.ident)
+        assert "full_code_for_%s.py" % root.ident in files, files
+        assert "__transformed_code_0_for_%s.py" % root.ident in files, files
     assert not [n for n in files if n.startswith(".tmp-")]
     index = open(os.path.join(dump, "index.md"), encoding="utf-8").read()
     for k in range(4):
-        assert "function `thread_fn_%d`" % k in index
+        assert "function `%s`" % _root(capture, "thread_fn_%d" % k).label in index

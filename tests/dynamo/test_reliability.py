@@ -56,7 +56,7 @@ def test_decompiler_failure_is_one_warning_per_frame_and_dynamo_code_runs(tmp_pa
     for frame in frames:
         (t,) = frame.transforms
         assert t.replacement is None and "injected decompiler failure" in t.rejected
-        (message,) = [m for m in messages if "for %s (compile" % frame.qualname in m]
+        (message,) = [m for m in messages if "for %s (compile" % frame.label in m]
         assert t.path in message and "disassembly" in message
         with open(t.path, encoding="utf-8") as fh:
             text = fh.read()

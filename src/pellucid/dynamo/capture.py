@@ -23,7 +23,7 @@ from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
 from pellucid.dynamo.gc_pause import collector_paused
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
                                    Recompilation)
-from pellucid.dynamo.names import file_stem
+from pellucid.dynamo.names import Identity, is_resume_name, label_of, namer_for
 from pellucid.dynamo.torch_features import check_all, find, warn
 
 #: structured-trace event name -> graph stage
@@ -43,7 +43,8 @@ GRAPH_BREAK_ARTIFACT = "dynamo_graph_break_reason"
 #: Inductor's first comment in its output code names the AOT graph it compiled
 _AOT_ID = re.compile(r"^# AOT ID: \[.*_backward'\]", re.M)
 
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
+_RESUME_LINE = re.compile(r"_at_(\d+)$")
+_RESUME_OFFSET = re.compile(r"^__resume_at_(\d+)_\d+$")
 _BREAK_AT = re.compile(r"Graph break in user code at (\S+:\d+)")
 
 
@@ -93,6 +94,11 @@ class Capturer:
         self._pending_breaks: List[GraphBreak] = []  # from the trace; placed in finish()
         self._metrics: List[Tuple[str, Dict[str, Any]]] = []
         self.dump_dir_lost = False
+        self.namer = namer_for(files.dump_dir)
+        self._idents: Dict[str, Any] = {}  # ident -> the frame holding it, in this capture
+        #: id(resume code) -> (that code, the frame whose transformed code calls it, resume
+        #: offset), from the ``__resume_at_*`` globals of each transformed code, as it is made
+        self._resume_parents: Dict[int, Tuple[types.CodeType, CompiledFrame, Optional[int]]] = {}
 
     # -- installing ---------------------------------------------------------------------------
     def install(self) -> None:
@@ -154,24 +160,24 @@ class Capturer:
 
     def _on_bytecode(self, original: types.CodeType, transformed: types.CodeType) -> Optional[types.CodeType]:
         with self._lock:
-            frame = self.frame_for(original)
-            compile_id = self._current_compile_id() or "?/%d" % len(frame.transforms)
             fn_globals, closure = _frame_context(original)
+            frame = self.frame_for(original, fn_globals)
+            compile_id = self._current_compile_id() or "?/%d" % len(frame.transforms)
             if fn_globals is not None:
                 self.globals_of[id(original)] = fn_globals
             if closure is not _UNKNOWN:
                 self.closures_of[id(original)] = closure  # type: ignore[assignment]
             # n counts this frame's compilations; another process's file of the same name
             # makes this one ``...for_f.1.py`` (see DumpFiles.claim)
-            path = self.files.claim("__transformed_code_%d_for_%s.py"
-                                    % (len(frame.transforms), file_stem(original.co_name)))
+            path = self.files.claim("__transformed_code_%d_for_%s.py" % (len(frame.transforms), frame.ident))
             t = transformed_code.build(compile_id, original, transformed, path, self.files.write,
                                        fn_globals, self.verify)
             frame.transforms.append(t)
+            self._note_resumes(frame, t, fn_globals)
             self.capture.files.append(path)
             if t.replacement is None:
                 message = ("Dynamo's own code runs for %s (compile %s): %s; disassembly in %s"
-                           % (frame.qualname, compile_id, t.rejected, path))
+                           % (frame.label, compile_id, t.rejected, path))
                 self.capture.warnings.append(message)
                 if t.source is None:
                     # pellucid failed (not just "could not show it equivalent"): say so, once
@@ -179,14 +185,40 @@ class Capturer:
                     warn(message)
             return t.replacement
 
-    def frame_for(self, code: types.CodeType) -> CompiledFrame:
+    def _note_resumes(self, frame: CompiledFrame, t: Any, fn_globals: Optional[Dict[str, Any]]) -> None:
+        """Remember which frame calls each resume function of ``t`` (the ``__resume_at_*``
+        globals Dynamo installed for it), so the resume function is named and filed with it."""
+        for name in t.resumes:
+            code = resume_code((fn_globals or {}).get(name))
+            if code is not None and id(code) not in self._resume_parents:
+                m = _RESUME_OFFSET.match(name)
+                self._resume_parents[id(code)] = (code, frame, int(m.group(1)) if m else None)
+
+    def frame_for(self, code: types.CodeType, fn_globals: Optional[Dict[str, Any]] = None) -> CompiledFrame:
+        """The frame of ``code`` (made, and named, the first time the code is seen)."""
         frame = self.capture.frames.get(id(code))
-        if frame is None:
-            qualname = getattr(code, "co_qualname", code.co_name)
-            m = _RESUME.match(code.co_name)
-            frame = CompiledFrame(code.co_name, qualname, code.co_filename, code.co_firstlineno,
-                                  code=code, root=None if m else code.co_name)
-            self.capture.frames[id(code)] = frame
+        if frame is not None and frame.code is code:
+            return frame
+        qualname = _qualname_of(code, fn_globals)
+        frame = CompiledFrame(code.co_name, qualname, code.co_filename, code.co_firstlineno, code=code)
+        frame.module = fn_globals.get("__name__") if fn_globals is not None else None
+        known = self._resume_parents.get(id(code))
+        offset: Optional[int] = None
+        if known is not None and known[0] is code:
+            frame.parent, offset = known[1], known[2]
+        frame.is_resume = frame.parent is not None or is_resume_name(code.co_name)
+        if frame.parent is not None:
+            m = _RESUME_LINE.search(code.co_name)
+            parent = frame.parent
+            label = "%s.resume_at_%s" % (label_of(parent.name, parent.qualname),
+                                         m.group(1) if m else code.co_firstlineno)
+            frame.module = frame.module or parent.module
+        else:
+            label = label_of(code.co_name, qualname)
+        identity = Identity(label, frame.module, code.co_firstlineno, code, offset)
+        frame.label, frame.ident = self.namer.name(identity, self._idents, code)
+        frame.root = _root_of(frame)
+        self.capture.frames[id(code)] = frame
         return frame
 
     @staticmethod
@@ -273,28 +305,23 @@ class Capturer:
                 warn(message)
 
     def _link_resumes(self) -> None:
-        """Give each resume function the user function it belongs to (through the
-        ``__resume_at_*`` globals its parent's transformed code calls)."""
+        """Give each resume function not linked while compiling (its parent compiled in an
+        earlier capture, say) its parent, through the ``__resume_at_*`` globals the parent's
+        transformed code calls: by code object, never by name."""
         frames = self.capture.frames
         by_code = {id(f.code): f for f in frames.values()}
-        changed = True
-        while changed:
-            changed = False
-            for frame in frames.values():
-                if frame.root is None:
-                    continue
-                g = self.globals_of.get(id(frame.code), {})
-                for t in frame.transforms:
-                    for name in t.resumes:
-                        target = getattr(g.get(name), "__code__", None)
-                        child = by_code.get(id(target)) if target is not None else None
-                        if child is not None and child.root is None:
-                            child.root = frame.root
-                            changed = True
         for frame in frames.values():
-            if frame.root is None:
-                m = _RESUME.match(frame.name)
-                frame.root = m.group(1) if m else frame.name
+            g = self.globals_of.get(id(frame.code), {})
+            for t in frame.transforms:
+                for name in t.resumes:
+                    target = resume_code(g.get(name))
+                    child = by_code.get(id(target)) if target is not None else None
+                    if child is not None and child.code is target and child.parent is None \
+                            and child is not frame:
+                        child.parent = frame
+                        child.is_resume = True
+        for frame in frames.values():
+            frame.root = _root_of(frame)
 
     def _collect_graphs(self) -> None:
         for frame in self.capture.frames.values():
@@ -314,6 +341,51 @@ class Capturer:
                     if stage not in seen:
                         graph.stages.append(GraphStage(stage, text, origin=origin))
                         seen.add(stage)
+
+
+def resume_code(installed: Any) -> Optional[types.CodeType]:
+    """The resume function's code behind a ``__resume_at_*`` global: the function itself, or
+    (a resume function with free variables) the factory Dynamo installs, which makes the
+    function from a code object it closes over."""
+    code = getattr(installed, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return None
+    if is_resume_name(code.co_name):
+        return code
+    for cell in getattr(installed, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, types.CodeType):
+            return value
+    return code
+
+
+def _root_of(frame: CompiledFrame) -> CompiledFrame:
+    """The frame whose full_code file holds ``frame``: up the chain of parents."""
+    seen = set()
+    while frame.parent is not None and id(frame) not in seen:
+        seen.add(id(frame))
+        frame = frame.parent
+    return frame
+
+
+def _qualname_of(code: types.CodeType, fn_globals: Optional[Dict[str, Any]]) -> str:
+    """``co_qualname`` (3.11+); before, the ``__qualname__`` of the module-level function or
+    class method running ``code``, else its name."""
+    qualname = getattr(code, "co_qualname", None)
+    if qualname:
+        return qualname
+    for value in list((fn_globals or {}).values()):
+        candidates = [value]
+        if isinstance(value, type):
+            candidates = list(vars(value).values())
+        for c in candidates:
+            c = getattr(c, "__func__", c)
+            if getattr(c, "__code__", None) is code:
+                return getattr(c, "__qualname__", code.co_name)
+    return code.co_name
 
 
 #: ``_frame_context``'s closure when this torch's ``_compile`` does not take the closure

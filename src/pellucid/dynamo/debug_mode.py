@@ -5,6 +5,10 @@ process.  Inside ``debug()``:
 
 * Dynamo compiles nothing (its ``eager_on_recompile`` stance): inputs that no cache entry
   accepts run the original code, and ``debug()`` says so once per function;
+* each call of a compiled function runs the dispatcher of its ``full_code`` file, which runs
+  the entry Dynamo's own guard managers select (in Dynamo's most-recently-used order), and its
+  rendered guards alongside (one that answers otherwise is reported once, in a warning, the
+  session's ``disagreements`` and ``index.md``);
 * the transformed code and resume functions already run from their dumped files (when
   ``prepare_debug`` verified them), so breakpoints there are hit;
 * of each graph, the stage that runs runs from its dumped file, so a debugger steps from the
@@ -53,6 +57,8 @@ class DebugSession:
         self.transformed_files: Dict[str, str] = {}  # path -> "runs" or why Dynamo's code runs
         self.full_code_files: Dict[str, str] = {}  # path -> "runs" (the cache lookup) or why not
         self.misses: List[str] = []  # functions whose original code ran (no entry matched)
+        #: rendered guards that answered otherwise than Dynamo's guard managers (Dynamo decided)
+        self.disagreements: List[Any] = []
 
     def running(self) -> List[str]:
         """The dumped files whose code runs (breakpoints in them are hit): the cache lookups,
@@ -78,8 +84,9 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
         self.pause = pause
         self.session = DebugSession()
         self._undo: List[Callable[[], None]] = []
-        self._originals: Dict[types.CodeType, str] = {}
-        self._reported: Set[types.CodeType] = set()
+        self._originals: Dict[int, Any] = {}  # id(original code) -> (code, label)
+        self._reported: Set[int] = set()
+        self._disagreements_before: List[Any] = []  # (capture, how many it had)
 
     def __enter__(self) -> DebugSession:
         try:
@@ -97,6 +104,22 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
                 self._undo.pop()()
             except Exception as err:
                 warn("debug() could not undo a change: %s: %s" % (type(err).__name__, err))
+        self._record_disagreements()
+
+    def _record_disagreements(self) -> None:
+        """Rendered guards found to disagree with Dynamo's go into the session and the index."""
+        from pellucid.dynamo import index
+
+        for capture, before in self._disagreements_before:
+            found = capture.disagreements[before:]
+            if not found:
+                continue
+            self.session.disagreements += found
+            try:
+                index.rewrite_part(capture)
+            except Exception as err:  # an unwritable dump directory must not break the program
+                warn("debug() could not update %s/index.md: %s: %s"
+                     % (capture.dump_dir, type(err).__name__, err))
 
     # -- setting up ------------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -111,10 +134,16 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
             stance = set_stance("eager_on_recompile")
             stance.__enter__()
             self._undo.append(lambda: stance.__exit__(None, None, None))
+        from pellucid.dynamo.dump_runtime import uncached
+
         for capture in CAPTURES:
+            self._disagreements_before.append((capture, len(capture.disagreements)))
             for frame in capture.frames.values():
                 if frame.code is not None:
-                    self._originals[frame.code] = frame.qualname
+                    self._originals[id(frame.code)] = (frame.code, frame.label)
+                    # (a dispatcher runs the original code as this copy when no entry passes)
+                    copy = uncached(frame.code)
+                    self._originals[id(copy)] = (copy, frame.label)
                 for t in frame.transforms:
                     if t.path:
                         self.session.transformed_files[t.path] = (
@@ -160,32 +189,46 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
                 s.path, "not used: no graph module reachable from the compiled graph")
 
     def _route_full_code(self, captures: List[Any]) -> None:
-        """Calls of compiled user functions go through their dumped full_code dispatcher."""
+        """Calls of compiled user functions go through their dumped full_code dispatcher.
+
+        Frames are matched by code object: the newest capture of a code object describes its
+        cache; a frame whose code has no live cache entry (Dynamo was reset since) is left alone.
+        """
         from pellucid.dynamo import full_code_dispatch
-        from pellucid.dynamo.names import python_identifier
+        from pellucid.dynamo.dump_runtime import _live_entries
 
         loaded: Dict[str, Any] = {}
-        routed: Set[int] = set()
-        for capture in reversed(captures):  # the newest capture of a function describes its cache
-            for frame in capture.frames.values():
+        targets: List[Any] = []
+        chosen: Dict[int, Any] = {}  # id(code) -> (frame, capture)
+        for capture in reversed(captures):
+            for frame in capture.roots():
                 path = frame.full_code_path
-                if frame.name != frame.root or not path or frame.code is None or not frame.entries \
-                        or id(frame.code) in routed:
+                if frame.is_resume or not path or frame.code is None or not frame.entries \
+                        or id(frame.code) in chosen or not _live_entries(frame.code):
                     continue
-                routed.add(id(frame.code))
+                chosen[id(frame.code)] = frame
+                if not all(callable(getattr(getattr(e, "guard_manager", None), "check", None))
+                           for e in _live_entries(frame.code)):
+                    # the dispatcher asks each entry's guard manager: without it, no routing
+                    self.session.full_code_files[path] = \
+                        "not used: this PyTorch's cache entries have no guard_manager.check"
+                    warn("debug(): this PyTorch's cache entries have no guard_manager.check, so "
+                         "%s runs Dynamo's lookup, not its full_code file" % frame.label)
+                    continue
                 try:
                     module = loaded.get(path) or full_code_dispatch.load_full_code(path)
                 except Exception as exc:
                     self.session.full_code_files[path] = "not used: %s: %s" % (type(exc).__name__, exc)
                     continue
                 loaded[path] = module
-                dispatcher = getattr(module, python_identifier(frame.name), None)
-                if dispatcher is None:
-                    continue
-                undo = full_code_dispatch.route_through_full_code(frame.code, dispatcher)
-                self._undo += undo
-                self.session.full_code_files[path] = "runs" if undo else \
-                    "not used: no live function of %s, or its closure layout differs" % frame.qualname
+                dispatcher = getattr(module, frame.ident, None)
+                fn_globals = getattr(module, "G_" + frame.ident, None)
+                if dispatcher is not None and isinstance(fn_globals, dict):
+                    targets.append((frame.code, dispatcher, fn_globals))
+        undo, outcome = full_code_dispatch.route_through_full_code(targets)
+        self._undo += undo
+        for code, _, _ in targets:
+            self.session.full_code_files[chosen[id(code)].full_code_path] = outcome[id(code)]
 
     def _watch_misses(self) -> None:
         """Report, once per function, inputs that no cache entry accepts.
@@ -204,15 +247,16 @@ class debug:  # noqa: N801 - used like a function: ``with pellucid.debug():``
             if event != "call":
                 return
             code = frame.f_code
-            name = originals.get(code)
-            if name is None or code in self._reported:
+            known = originals.get(id(code))
+            if known is None or known[0] is not code or id(code) in self._reported:
                 return
+            name = known[1]
             if callback_of is not None and callback_of() is None:
                 return  # called outside torch.compile: not a cache miss
             with lock:
-                if code in self._reported:
+                if id(code) in self._reported:
                     return
-                self._reported.add(code)
+                self._reported.add(id(code))
             self.session.misses.append(name)
             warn("debug(): no compiled entry of %s accepts these inputs; its original code runs "
                  "(nothing is compiled inside debug())" % name)

@@ -6,7 +6,7 @@ index is every part, joined under a file lock, so several processes sharing a di
 appear in it.
 """
 import os
-from typing import List
+from typing import List, Optional
 
 from pellucid.dynamo.dump_files import ClaimsLock, DumpFiles
 from pellucid.dynamo.model import Capture, CompiledFrame
@@ -19,7 +19,8 @@ def _rel(capture: Capture, path: str) -> str:
 
 
 def _frame_section(capture: Capture, frame: CompiledFrame) -> List[str]:
-    lines = ["### `%s` (%s:%d)" % (frame.qualname, frame.filename, frame.firstlineno), ""]
+    kind = "resume function " if frame.is_resume else ""
+    lines = ["### %s`%s` (%s:%d)" % (kind, frame.label, frame.filename, frame.firstlineno), ""]
     if frame.entries:
         lines += ["| cache entry | compile | transformed code | runs | guard |",
                   "|---|---|---|---|---|"]
@@ -47,15 +48,11 @@ def _frame_section(capture: Capture, frame: CompiledFrame) -> List[str]:
 def render_part(capture: Capture) -> str:
     """This process's part of the index."""
     lines = ["## process %d" % os.getpid(), ""]
-    roots = {}
-    for frame in capture.frames.values():
-        roots.setdefault(frame.root or frame.name, []).append(frame)
-    for root, frames in sorted(roots.items()):
-        frames.sort(key=lambda f: (f.name != root, f.firstlineno, f.name))
-        full = frames[0].full_code_path
-        lines += ["### function `%s` — %s" % (root, "[%s](%s)" % (_rel(capture, full), _rel(capture, full))
+    for root in capture.roots():
+        full = root.full_code_path
+        lines += ["### function `%s` — %s" % (root.label, "[%s](%s)" % (_rel(capture, full), _rel(capture, full))
                                                if full else "no full_code file"), ""]
-        for frame in frames:
+        for frame in capture.family(root):
             lines += _frame_section(capture, frame)
     if capture.graphs:
         lines += ["### graphs", ""]
@@ -65,6 +62,14 @@ def render_part(capture: Capture) -> str:
                               + (" (Inductor's module `%s`)" % s.origin if s.origin else "")
                               for s in g.stages if s.path)
             lines.append("- `%s` (compile %s): %s" % (name, g.compile_id, files or "no stages captured"))
+        lines.append("")
+    if capture.disagreements:
+        lines += ["### rendered guards that disagreed with Dynamo under debug()", "",
+                  "Dynamo's guard manager decided which entry ran; the rendered guard answered otherwise.", ""]
+        for d in capture.disagreements:
+            lines.append("- `%s` cache entry %d: Dynamo %s, rendered guard %s; first line that disagrees: %s"
+                         % (d.frame, d.entry, "passes" if d.dynamo else "fails",
+                            "fails" if d.dynamo else "passes", d.where.replace("\n", " ")))
         lines.append("")
     if capture.warnings:
         lines += ["### warnings", ""] + ["- %s" % w.replace("\n", " ") for w in capture.warnings] + [""]
@@ -78,7 +83,22 @@ def write_index(capture: Capture, files: DumpFiles) -> str:
     replaces them instead of adding to them.
     """
     part = files.claim(PARTS + "-{n}.md", key="index part")
+    capture.index_part = part
     files.write(part, render_part(capture))
+    return _rebuild(capture, files)
+
+
+def rewrite_part(capture: Capture) -> Optional[str]:
+    """Rewrite this capture's part of the index (after ``debug()`` added to the capture) and
+    rebuild ``index.md``; None when the capture wrote no index."""
+    if not capture.index_part:
+        return None
+    files = DumpFiles(capture.dump_dir)
+    files.write(capture.index_part, render_part(capture))
+    return _rebuild(capture, files)
+
+
+def _rebuild(capture: Capture, files: DumpFiles) -> str:
     parts_dir = capture.dump_dir
     # The claims lock serialises the rebuilds (without advisory locks, the rename in
     # files.write still keeps the file whole); nothing below claims a name.

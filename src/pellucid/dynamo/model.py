@@ -3,7 +3,7 @@
 Capture (``capture.py``) fills these from Dynamo's hooks and structured trace; the dump files,
 the index and any future report are renderings of them, so none re-reads torch internals.
 
->>> frame = CompiledFrame(name="f", qualname="f", filename="train.py", firstlineno=3)
+>>> frame = CompiledFrame(name="f", qualname="f", filename="train.py", firstlineno=3, label="f", ident="f")
 >>> frame.entries
 []
 """
@@ -52,6 +52,8 @@ class CacheEntry:
     index: int
     compile_id: str
     transform: Optional[Transform]
+    #: the code object Dynamo's entry runs: what identifies the entry in Dynamo's cache
+    code: Optional[types.CodeType] = field(default=None, repr=False, compare=False)
     guard_source: Optional[str] = None
     guard_name: Optional[str] = None
     guard_error: Optional[str] = None
@@ -76,22 +78,51 @@ class Recompilation:
     reason: str
 
 
-@dataclass
+@dataclass(eq=False)  # frames are equal only to themselves: identity, not names
 class CompiledFrame:
-    """A code object Dynamo compiled (a user function or a resume function)."""
+    """A code object Dynamo compiled (a user function or a resume function).
+
+    Frames are told apart by their code object, never by name: ``label`` and ``ident`` are
+    unique in the dump directory (see :mod:`pellucid.dynamo.names`), ``root`` and ``parent``
+    are the frames themselves.
+    """
 
     name: str
     qualname: str
     filename: str
     firstlineno: int
     code: Optional[types.CodeType] = None
-    #: the user function this frame belongs to (itself, or the function a resume function resumes)
-    root: Optional[str] = None
+    #: the frame whose ``full_code`` file holds this one: itself for a function the program
+    #: calls; for a resume function, the function it resumes (through nested resumes)
+    root: Optional["CompiledFrame"] = field(default=None, repr=False, compare=False)
+    #: for a resume function: the frame whose transformed code calls it (None when unknown)
+    parent: Optional["CompiledFrame"] = field(default=None, repr=False, compare=False)
+    #: readable name, unique in the dump directory: ``A.forward``, ``A.forward.resume_at_7``
+    label: str = ""
+    #: ``label`` as a Python identifier; names the frame's files, dispatcher, guards and globals
+    ident: str = ""
+    #: the module the code runs in (its globals' ``__name__``)
+    module: Optional[str] = None
+    #: whether Dynamo made this code (a resume function after a graph break)
+    is_resume: bool = False
     entries: List[CacheEntry] = field(default_factory=list)
     transforms: List[Transform] = field(default_factory=list)
     graph_breaks: List[GraphBreak] = field(default_factory=list)
     recompilations: List[Recompilation] = field(default_factory=list)
     full_code_path: Optional[str] = None
+
+
+@dataclass
+class GuardDisagreement:
+    """Under ``debug()``: a rendered guard answered otherwise than Dynamo's guard manager (whose
+    answer decided which entry ran)."""
+
+    frame: str  # the frame's label
+    entry: int
+    #: what Dynamo's guard manager answered (the rendered guard answered the opposite)
+    dynamo: bool
+    #: the guard line that disagrees (``file:line: text``), or Dynamo's failing guard
+    where: str
 
 
 @dataclass
@@ -115,3 +146,17 @@ class Capture:
     graphs: Dict[str, CompiledGraph] = field(default_factory=dict)
     warnings: List[str] = field(default_factory=list)
     files: List[str] = field(default_factory=list)
+    #: rendered guards that disagreed with Dynamo's under ``debug()`` (Dynamo's answer ran)
+    disagreements: List[GuardDisagreement] = field(default_factory=list)
+    #: this process's part of ``index.md`` (rewritten when ``debug()`` finds a disagreement)
+    index_part: Optional[str] = None
+
+    def roots(self) -> List[CompiledFrame]:
+        """The frames that have a ``full_code`` file of their own, in a stable order."""
+        out = [f for f in self.frames.values() if f.root is None or f.root is f]
+        return sorted(out, key=lambda f: (f.ident or f.name, f.filename, f.firstlineno))
+
+    def family(self, root: CompiledFrame) -> List[CompiledFrame]:
+        """``root`` and the resume functions whose root it is: root first, then by line."""
+        members = [f for f in self.frames.values() if f is root or f.root is root]
+        return sorted(members, key=lambda f: (f is not root, f.firstlineno, f.ident or f.name))

@@ -16,7 +16,6 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.dynamo import dump_runtime, full_code, graph_files, index
 from pellucid.dynamo.capture import Capturer
-from pellucid.dynamo.names import file_stem
 from pellucid.dynamo.dump_files import DumpFiles
 from pellucid.dynamo.model import Capture, CacheEntry, CompiledFrame
 from pellucid.dynamo.torch_features import find, warn
@@ -90,7 +89,7 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
     """Render the completed capture into files (each step guarded on its own)."""
     capture = capturer.capture
     for frame in capture.frames.values():
-        capturer.guarded("reading cache entries of %s" % frame.name, _fill_entries, frame)
+        capturer.guarded("reading cache entries of %s" % frame.label, _fill_entries, frame)
     from pellucid.dynamo.graph_code import use_live_listings
 
     for graph in capture.graphs.values():
@@ -102,12 +101,9 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
             stage.path = path
             capture.files.append(path)
     files.write(os.path.join(files.dump_dir, dump_runtime.RUNTIME_MODULE + ".py"), dump_runtime.RUNTIME_SOURCE)
-    roots = {}
-    for frame in capture.frames.values():
-        roots.setdefault(frame.root or frame.name, []).append(frame)
-    for root, frames in roots.items():
-        frames.sort(key=lambda f: (f.name != root, f.firstlineno, f.name))
-        capturer.guarded("writing full_code for %s" % root, _write_full_code, capturer, files, root, frames)
+    for root in capture.roots():
+        capturer.guarded("writing full_code for %s" % root.label, _write_full_code, capturer, files,
+                         root, capture.family(root))
     index.write_index(capture, files)
 
 
@@ -119,22 +115,29 @@ def _fill_entries(frame: CompiledFrame) -> None:
         if t.replacement is not None:
             by_code[id(t.replacement)] = (k, t)
     frame.entries = []
-    for position, e in enumerate(live):  # Dynamo lists the newest entry first
-        k, t = by_code.get(id(getattr(e, "code", None)), (None, None))
-        entry = CacheEntry(index=k if k is not None else len(live) - 1 - position,
-                           compile_id=str(getattr(e, "compile_id", "?")), transform=t)
+    unknown = len(frame.transforms)  # entries compiled outside this capture are numbered after
+    for e in live:  # Dynamo's order (the most recently used first)
+        code = getattr(e, "code", None)
+        k, t = by_code.get(id(code), (None, None))
+        if k is None:
+            k, unknown = unknown, unknown + 1
+        entry = CacheEntry(index=k, compile_id=str(getattr(e, "compile_id", "?")), transform=t,
+                           code=code if isinstance(code, types.CodeType) else None)
         gm = getattr(e, "guard_manager", None)
         if gm is None:
             entry.guard_error = "the cache entry has no guard_manager"
         else:
-            _render_guard(gm, "guard_%s_%d" % (file_stem(frame.name), entry.index), entry)
+            _render_guard(gm, "guard_%s_%d" % (frame.ident, entry.index), entry)
         frame.entries.append(entry)
+    # newest first, as the files list them (Dynamo's own order changes as entries are used)
+    frame.entries.sort(key=lambda e: (e.transform is None, -e.index))
 
 
-def _write_full_code(capturer: Capturer, files: DumpFiles, root: str, frames: List[CompiledFrame]) -> None:
-    path = files.claim("full_code_for_%s.py" % file_stem(root), key="full %s" % root)
-    text, registry = full_code.render(path, root, frames, capturer.globals_of,
-                                     capturer.closures_of)
+def _write_full_code(capturer: Capturer, files: DumpFiles, root: CompiledFrame,
+                     frames: List[CompiledFrame]) -> None:
+    path = files.claim("full_code_for_%s.py" % root.ident, key="full %s" % root.ident)
+    text, registry = full_code.render(path, frames, capturer.globals_of, capturer.closures_of,
+                                     capturer.capture)
     for key, value in registry.items():
         dump_runtime.register(files.dump_dir, key, value)
     files.write(path, text)

@@ -40,6 +40,14 @@ PURPOSE: Dict[str, str] = {
         "torch's structured trace (no graph files, graph-break or recompilation index)",
     "torch._guards.CompileContext.current_compile_id":
         "linking transformed code to its compilation (entries are matched by code instead)",
+    "torch._C._dynamo.eval_frame._load_precompile_entry":
+        "routing compiled calls through the full_code files under debug()",
+    "torch._C._dynamo.eval_frame._reset_precompile_entries":
+        "routing compiled calls through the full_code files under debug()",
+    "torch._C._dynamo.eval_frame._debug_get_precompile_entries":
+        "routing compiled calls through the full_code files under debug()",
+    "torch._dynamo.guards.GuardManagerWrapper":
+        "routing compiled calls through the full_code files under debug()",
 }
 
 _missing_reported = set()
