@@ -48,6 +48,7 @@ EXPECTED = {
     "CALL_EX_ALWAYS_HAS_KWARGS_SLOT": ((3, 14), None),
     "INLINED_BUILTIN_CALLS": ((3, 14), None),
     "LAZY_IMPORTS": ((3, 15), None),
+    "COMPREHENSION_UNPACKING": ((3, 15), None),
     "CONSTANT_SLICES": ((3, 14), None),
     "AST_UNPARSE": ((3, 9), None),
     "AST_FIX_FILLS_NONE_END": ((3, 9), None),

@@ -174,6 +174,10 @@ INLINED_BUILTIN_CALLS = "LOAD_COMMON_CONSTANT" in _OPS
 #: ``IMPORT_NAME``'s argument has a "lazy" bit (``lazy import``, PEP 810).
 LAZY_IMPORTS = _compiles("lazy import m")
 
+#: Unpacking in comprehensions (``[*xs for xs in xss]``, PEP 798): the comprehension's result
+#: is extended (``LIST_EXTEND``/``SET_UPDATE``/``DICT_UPDATE``) from inside its loops.
+COMPREHENSION_UNPACKING = _compiles("[*x for x in y]")
+
 # ---- compiler layouts no opcode tells ----------------------------------------------------------
 
 #: A slice of constants is folded into one constant ``slice`` object (``x[1:2]``).

@@ -10,7 +10,7 @@ import copy
 import types
 from typing import Any, Callable, Dict, List, Optional
 
-from pellucid.bytecode.features import (ASSERT_LOADS_GLOBAL_ASSERTION_ERROR,
+from pellucid.bytecode.features import (ASSERT_LOADS_GLOBAL_ASSERTION_ERROR, COMPREHENSION_UNPACKING,
                                         OVERWRITTEN_STORES_POPPED)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, position_at, position_units
@@ -162,9 +162,16 @@ def _empty_accumulator(v: Any) -> bool:
 
 
 def _comprehension_result(stack: List[Any], arg: int) -> bool:
-    """``stack[-arg]`` is an inlined comprehension's result, with its loops' iterators above."""
-    return arg > 1 and _empty_accumulator(stack[-arg]) and all(
-        isinstance(v, M.Iterator) for v in stack[len(stack) - arg + 1:])
+    """``stack[-arg]`` is an unpacking comprehension's result (PEP 798) being extended: the
+    exact shape the compiler emits, an empty display with only its loops' iterators above.
+    Elsewhere (Dynamo's code extends lists it builds under a loop's iterator too) the extend
+    is an extend."""
+    if not (COMPREHENSION_UNPACKING and arg > 1 and _empty_accumulator(stack[-arg])):
+        return False
+    result = stack[-arg]
+    if isinstance(result, ast.Dict) and result.keys or isinstance(result, (ast.List, ast.Set)) and result.elts:
+        return False
+    return all(isinstance(v, M.Iterator) for v in stack[len(stack) - arg + 1:])
 
 
 def _is_empty_set_call(v: Any) -> bool:
