@@ -216,11 +216,12 @@ def has_annotation_statements(stmts: List[ast.stmt]) -> bool:
 
 def merge_annotations(stmts: List[ast.stmt], code: types.CodeType) -> List[ast.stmt]:
     """A class or module body (of ``code``) with its decoded ``__annotate__`` written back as
-    annotated statements, and the bookkeeping (the definition, the set, the marks) gone."""
-    return _keep_annotation_cells(_merge(stmts), code)
+    annotated statements, and the bookkeeping (the definition, the set, the marks) gone.
+    (Then, once the body's implicit returns are gone, :func:`keep_annotation_cells`.)"""
+    return _merge(stmts)
 
 
-def _keep_annotation_cells(stmts: List[ast.stmt], code: types.CodeType) -> List[ast.stmt]:
+def keep_annotation_cells(stmts: List[ast.stmt], code: types.CodeType) -> List[ast.stmt]:
     """Where the body had cells that only annotations make, and none is left to make them
     again (``T.a: int = 1`` and ``(x): int`` compile to their store or to nothing, but still
     make the module create ``__conditional_annotations__``, and a class its ``__classdict__``

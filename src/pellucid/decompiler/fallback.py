@@ -1404,6 +1404,10 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
             from pellucid.decompiler import annotations_setup as ann
             if ann.sets_up_annotations(code, sub.instrs):
                 stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
+        if not code.co_flags & CO_OPTIMIZED:
+            # (after the implicit returns are dropped: what it adds goes at the body's end)
+            from pellucid.decompiler.deferred_annotations import keep_annotation_cells
+            stmts = keep_annotation_cells(stmts, code)
         return stmts, sub
     except _INTERNAL as exc:
         if comprehension:
