@@ -28,10 +28,6 @@ EXPECTED_DIFFERENT = {
     # ``return`` inside the clause, which lays the ``else`` clause out elsewhere (3.11 copies
     # the final ``return`` into the clause).
     "fidelity_try_except_pass_else_raise": ((3, 11),),
-    # 3.14+ gives the branch of ``if not b[1]:`` that falls out of the ``if`` statement its own
-    # copy of the final ``return "default"``: both arms return, and are read back as one
-    # ``return`` of a conditional expression, which compiles the copy in the other arm.
-    "fidelity_elif_arms_return_then_join": ((3, 14), (3, 15)),
 }
 
 
