@@ -154,7 +154,7 @@ def _caches(opname):
     entries = getattr(opcode, "_inline_cache_entries", None)
     if entries is None:
         return 0
-    if isinstance(entries, dict):  # 3.13: by name
+    if hasattr(entries, "keys"):  # by name: 3.13 a dict, 3.15 a frozendict
         return entries.get(opname, 0)
     return entries[dis.opmap[opname]]
 
