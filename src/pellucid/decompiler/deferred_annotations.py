@@ -340,6 +340,13 @@ def lazy_value_body(code: types.CodeType, stmts: List[ast.stmt]) -> List[ast.stm
     return stmts
 
 
+def keeps_format_check(code: types.CodeType, stmts: List[ast.stmt]) -> bool:
+    """Whether ``stmts``, the body of a lazily evaluated value's function decompiled on its own,
+    still start with 3.14's format check: its ``raise NotImplementedError`` is the builtin
+    itself (``LOAD_COMMON_CONSTANT``), which source can only spell as a global name."""
+    return code.co_varnames[:1] == (".format",) and bool(stmts) and _is_format_check(stmts[0], ".format")
+
+
 def plain_lazy_function(stub: Any) -> bool:
     """A lazily evaluated value's function as the compiler makes it: no annotations or keyword
     defaults, and no defaults but 3.14's ``.format=1``."""
