@@ -412,3 +412,372 @@ def drive(func, n):
         return log, repr(exc)
     return log
 """, [(0,), (3,), (-1,)], driver="drive")
+
+# Issue 15 (xml.etree.ElementTree.iterparse on 3.13; every version): a `try/finally` around a
+# `while True` loop with `break` -- the loop was built first, so the `finally` moved inside it
+# and ran on every iteration (3.8 also lost the `break`: the loop never ended).
+case("regr_try_finally_around_while_true_break", r"""
+def f(src, out):
+    try:
+        while True:
+            data = src.pop() if src else None
+            if not data:
+                break
+            out.append(data)
+        out.append("after")
+    finally:
+        out.append("closed")
+    return out
+""", [([1, 2, 3], []), ([], []), ([0, 5], [])])
+
+# The same loop in a `try/except`, and in a `with`, with code after the statement.
+case("regr_try_except_around_while_true_break", r"""
+def f(src, out):
+    try:
+        while True:
+            data = src.pop()
+            if data is None:
+                break
+            out.append(10 // data)
+        out.append("after")
+    except ZeroDivisionError:
+        out.append("zero")
+    out.append("end")
+    return out
+""", [([None, 1, 2], []), ([None, 0, 2], []), ([5], [])])
+
+# tarfile.TarFile.__init__ in append mode (3.8, 3.9): a `break` in an `except` clause of a
+# `while True` inside a `try` was lost and the code after the loop copied into it: opening a
+# tar file hung.
+case("regr_break_in_except_of_while_true_in_try", r"""
+def f(mode, items, out):
+    try:
+        if mode == "a":
+            while True:
+                out.append("seek")
+                try:
+                    out.append(items.pop())
+                except IndexError:
+                    out.append("eof")
+                    break
+                except KeyError as e:
+                    raise ValueError(str(e))
+        if mode in ("a", "w"):
+            out.append("loaded")
+    except:
+        out.append("closed")
+        raise
+    return out
+""", [("a", [1, 2], []), ("w", [], []), ("r", [1], []), ("a", [], [])])
+
+# Issue 15: raised DecompileError on 3.8-3.10 (and fell back on 3.11+): a `return` in an
+# `except` clause that also leaves an enclosing `with`.
+case("regr_return_in_except_clause_inside_with", r"""
+class Lock:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+def f(d, key, log):
+    with Lock(log):
+        try:
+            v = d[key]
+        except KeyError:
+            return 0
+        return v
+""", [({"a": 1}, "a", []), ({}, "a", []), ([], 0, [])])
+
+# Issue 15: raised DecompileError on 3.8-3.10: `return <call>` in both arms of an `if` in a
+# `try/finally` (each return's value is computed before its copy of the `finally` body).
+case("regr_try_finally_return_calls_in_if_arms", r"""
+def f(a, g, log):
+    try:
+        if a:
+            return g(1)
+        return g(2)
+    finally:
+        log.append(3)
+""", [(True, abs, []), (False, abs, []), (True, len, [])])
+
+# Issue 15: `async with` inside an `async def` got an extra `return` inside the block (3.10+).
+case("regr_async_with_no_extra_return", r"""
+import asyncio
+
+class ACM:
+    def __init__(self, log):
+        self.log = log
+    async def __aenter__(self):
+        self.log.append("enter")
+        return len(self.log)
+    async def __aexit__(self, *exc):
+        self.log.append(("exit", exc[0] is not None))
+        return exc[0] is KeyError
+
+async def f(log, fail):
+    async with ACM(log) as x:
+        log.append(x)
+        if fail:
+            raise fail("boom")
+
+def drive(func, log, fail):
+    try:
+        asyncio.run(func(log, fail))
+    except Exception as e:
+        return log, type(e).__name__
+    return log
+""", [([], None), ([], KeyError), ([], ValueError)], driver="drive")
+
+# quopri.main (issue 15; raised DecompileError on 3.8-3.10, fell back on 3.11+): a try/except
+# in an `else` arm whose clause ends in `continue`, then a try/finally whose `finally` body is
+# an `if` (3.11+ copies it into the normal path, each arm going back to the loop).
+case("regr_for_try_except_continue_then_try_finally_if", r"""
+def f(args, log):
+    for name in args:
+        if name == "-":
+            fp = 1
+        else:
+            try:
+                fp = int(name)
+            except ValueError as msg:
+                log.append(str(msg)[:10])
+                continue
+        try:
+            log.append(10 // fp)
+        finally:
+            if name != "-":
+                log.append("closed")
+    return log
+""", [(["-", "2", "x", "0"], []), ([], []), (["5", "-"], [])])
+
+# netrc.netrc._parse (issue 15; raised on 3.8-3.10): in the inner `while 1`, an `if` arm that
+# holds a try/except and then raises (its clause leaves too) is body code, not a second break
+# target; the inner loop's `break` goes on around the outer loop.
+case("regr_nested_while_break_and_raising_try_arm", r"""
+def f(toks, log, d):
+    while 1:
+        tt = toks.pop() if toks else ""
+        if not tt:
+            break
+        elif tt == "m":
+            name = toks.pop()
+        else:
+            raise ValueError(tt)
+        while 1:
+            tt = toks.pop() if toks else ""
+            if tt in {"", "m"}:
+                if d:
+                    log.append((name, tt))
+                    if tt:
+                        toks.append(tt)
+                    break
+                else:
+                    raise ValueError(tt)
+            elif tt == "p":
+                if not d:
+                    try:
+                        x = d[tt]
+                    except KeyError:
+                        x = "uid"
+                    raise ValueError(x)
+                log.append(3)
+            else:
+                raise ValueError(tt)
+    return log
+""", [(["p", "x", "m"], [], {}), (["p", "x", "m"], [], {"a": 1}), (["", "p", "n", "m"], [], {"a": 1}),
+      (["m", "n", "m"], [], {"a": 1}), ([], [], {})])
+
+# Issue 18 (3.10+): `continue` in a `while c:` jumps back to the test before the loop, which
+# the structurer read as a loop of its own ("while c: while True: ... break; break", or a
+# fallback: "loop with several break targets").
+case("regr_while_cond_continue_break", r"""
+def f(s):
+    out = []
+    while s:
+        n = s.pop()
+        if n is None:
+            continue
+        if n < 0:
+            break
+        out.append(n)
+    return out, s
+""", [([],), ([1, None, 2],), ([3, -1, None, 4],)])
+
+case("regr_while_and_condition_continue_else", r"""
+def f(s, t):
+    while s and t:
+        n = s.pop()
+        if n is None:
+            continue
+        t.append(n)
+    else:
+        t.append("else")
+    return s, t
+""", [([], [0]), ([1, None, 2], [0]), ([1, 2], [])])
+
+# An enclosing `while True` whose back edge comes from after an inner `while c:` (reached by
+# the inner loop's `break`) is no `continue` of the inner loop.
+case("regr_while_true_around_while_cond_with_break", r"""
+def f(items, log):
+    while True:
+        log.append("round")
+        while items:
+            x = items.pop()
+            if x == 0:
+                break
+            log.append(x)
+        else:
+            break
+        log.append("after inner")
+    return log
+""", [([1, 0, 2], []), ([], []), ([0, 0], [])])
+
+# Issue 15 (3.8): the 3.8 writer put f-string literal parts in the source unescaped: rf"\b{s}\b"
+# came back as backspaces, "\r\n" as a newline, "\t\\x" did not compile, "\0" was a null byte.
+case("regr_fstring_escapes_in_literal_parts", r'''
+def f(s, w):
+    return (rf"\b{s}\b", f"{s}\r\n", f"{s}\t\\x", f"{s}\0", f"{s!r:>{w}}'\"{{}}",
+            f"\N{BULLET} {s}\x7f", f"{s:{w}.3}|{s!a:\t>5}|{'q' + s}|{ {1: 2}[1]}", f"{s}\\",
+            f"""{s}
+"'{w}'" """)
+''', [("x", 4), ("a\\b", 7), ("", 1)])
+
+# Issue 18 (3.10, 3.12, 3.13): the tail after a conditional expression is copied into both arms,
+# so `lambda a: (a if a else 2) + 1` read as two returns ("lambda body is not a single
+# expression": fallback on 3.13; on 3.10 'return 2 + 1', which compiles to the constant 3).
+case("regr_conditional_expression_then_copied_tail", r"""
+def f(a, b):
+    g = lambda a: (a if a else 2) + 1
+    h = lambda s: (s if s else b).upper()
+    return g(a), h(a if isinstance(a, str) else ""), g.__code__.co_consts[1:]
+""", [(0, "x"), (5, "y"), ("", "z")])
+
+case("regr_return_conditional_expression_then_call", r"""
+def f(a, b):
+    return (a if a else b).count(1)
+""", [([1, 1], [2]), ([], [1, 1, 1])])
+
+# configparser._Line._strip_inline (3.13): the copied tail's slice has a None bound where the
+# other arm has a value: merging the two returns made an IfExp with a missing operand (internal
+# error, fallback).
+case("regr_conditional_expression_as_slice_bound", r"""
+import re
+
+def f(s, pat):
+    m = re.search(pat, s)
+    return s[:m.start() if m else None].strip(), s[1:m.end() if m else 3:2]
+""", [(" ab ; c ", ";"), ("xyz", "q"), ("", "")])
+
+# os.get_exec_path (3.11+: fallback, "an except clause goes on where the try statement does
+# not"): a try/except/else whose else clause may raise meets its clauses at no post-dominator.
+case("regr_try_except_else_that_may_raise_in_with", r"""
+class CM:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+def f(env, sb, log):
+    with CM(log):
+        try:
+            p = env.get("PATH")
+        except TypeError:
+            p = None
+        if sb:
+            try:
+                pb = env[b"PATH"]
+            except (KeyError, TypeError):
+                pass
+            else:
+                if p is not None:
+                    raise ValueError("both")
+                p = pb
+            if p is not None and isinstance(p, bytes):
+                p = p.decode()
+    if p is None:
+        p = "x"
+    return p.split(":")
+""", [({"PATH": "a:b"}, True, []), ({b"PATH": b"c:d"}, True, []), ({"PATH": "a", b"PATH": b"c"}, True, []),
+      ({}, False, []), ([], True, [])])
+
+# codeop._maybe_compile (3.11+: fallback): `return None` in a try nested in an except clause
+# inside a `with` leaves both clauses and the with.
+case("regr_return_from_try_in_clause_in_with", r"""
+class CM:
+    def __init__(self, log):
+        self.log = log
+    def __enter__(self):
+        self.log.append("enter")
+    def __exit__(self, *exc):
+        self.log.append(("exit", exc[0] is not None))
+
+class Compiler:
+    def __init__(self, mode, log):
+        self.mode, self.log = mode, log
+    def __call__(self, m, k=0):
+        self.log.append((m, k))
+        if m == self.mode:
+            raise (SyntaxError if m < 2 else KeyError)(m)
+        return "compiled"
+
+def f(mode, log):
+    compiler = Compiler(mode, log)
+    with CM(log):
+        try:
+            compiler(0)
+        except SyntaxError:
+            try:
+                compiler(1)
+                return None
+            except KeyError as e:
+                return None
+            except SyntaxError as e:
+                pass
+    return compiler(5, 1)
+""", [(0, []), (1, []), (9, [])])
+
+# unittest.suite._call_if_exists, asyncio.runners.Runner._on_sigint... (3.13 fallback, "lambda
+# body is not a single expression"): `lambda: None` read as a function body lost its return.
+case("regr_lambda_returning_none_or_constant", r"""
+def f(p, a):
+    g = getattr(p, a, lambda: None)
+    h = lambda: "doc"
+    return g(), h(), h.__doc__, (lambda *x: None)(1, 2)
+""", [(1, "real"), (1, "nope")])
+
+# tempfile._TemporaryFileCloser.close, cmd.Cmd.cmdloop, socket.socket._sendfile_use_send,
+# asyncio.runners.Runner.run (3.11+ fallback, "finally body not repeated on the normal path"):
+# a `finally` body that is an `if` (an `and` test, each failing arm with its own copy of the
+# re-raise, and of the return on the normal path).
+case("regr_finally_body_is_if_with_and_test", r"""
+def f(self, log):
+    if not self["called"]:
+        self["called"] = True
+        try:
+            log.append(10 // self["n"])
+        finally:
+            if self["delete"] and self["on_close"]:
+                log.append("cleanup")
+""", [({"called": False, "n": 2, "delete": True, "on_close": True}, []),
+      ({"called": False, "n": 0, "delete": True, "on_close": False}, []),
+      ({"called": False, "n": 0, "delete": True, "on_close": True}, []),
+      ({"called": True, "n": 1, "delete": True, "on_close": True}, [])])
+
+# pty._open_terminal (3.11: internal error, fallback): the jump that ends a try body over its
+# clauses, to a `return` after the statement, is no `break` of the enclosing loops.
+case("regr_return_after_try_in_nested_for", r"""
+def f(xs, ys, table):
+    for x in xs:
+        for y in ys:
+            name = x + y
+            try:
+                fd = table[name]
+            except KeyError:
+                continue
+            return (fd, "t" + x + y)
+    raise OSError("out")
+""", [("ab", "cd", {"bd": 4}), ("ab", "cd", {}), ("", "x", {})])

@@ -450,15 +450,25 @@ def test_py_target_is_compiled_by_this_python(files, fake_core, capsys):
 
 
 def test_file_qualname_targets(files, fake_core, capsys):
+    # Nothing is run: one comment line says what the code object alone cannot tell.
     assert cli.main(["decompile", str(files / "script.py") + ":C.m"]) == 0
-    assert capsys.readouterr().out == "# decompiled m from script.py\n"
+    note, out = capsys.readouterr().out.split("\n", 1)
+    assert note.startswith("# pellucid: from the code object only (") and "defaults" in note
+    assert out == "# decompiled m from script.py\n"
     assert cli.main(["decompile", str(files / "script.pyc") + ":outer.<locals>.inner"]) == 0
-    assert capsys.readouterr().out == "# decompiled inner from script.py\n"
+    note, out = capsys.readouterr().out.split("\n", 1)
+    assert "closure values are not known" in note
+    assert out == "# decompiled inner from script.py\n"
+    assert cli.main(["decompile", str(files / "script.py") + ":C"]) == 0
+    note, out = capsys.readouterr().out.split("\n", 1)
+    assert note.startswith("# pellucid: class body from its code object only (") and "bases" in note
 
 
 def test_module_function_target(importable, fake_core, capsys):
+    # (the live function is decompiled, not its bare code object)
     assert cli.main(["decompile", f"{importable}:f"]) == 0
     assert capsys.readouterr().out == f"# decompiled f from {importable}.py\n"
+    assert isinstance(fake_core[-1], types.CodeType)
 
 
 @pytest.mark.parametrize(
@@ -468,7 +478,11 @@ def test_module_function_target(importable, fake_core, capsys):
 )
 def test_module_qualname_targets(importable, fake_core, capsys, qualname, name):
     assert cli.main(["decompile", f"{importable}:{qualname}"]) == 0
-    assert capsys.readouterr().out == f"# decompiled {name} from {importable}.py\n"
+    out = capsys.readouterr().out
+    if "<locals>" in qualname:  # a code object inside another function's: no function object
+        note, out = out.split("\n", 1)
+        assert note.startswith("# pellucid: from the code object only (the enclosing function")
+    assert out == f"# decompiled {name} from {importable}.py\n"
 
 
 def test_class_target_decompiles_every_method(importable, fake_core, capsys):
@@ -587,6 +601,49 @@ def test_real_function_of_a_module(files):
     result = run_cli("decompile", "json.decoder:JSONDecoder.decode", cwd=files)
     assert result.returncode == 0, result.stderr
     assert "def decode(" in result.stdout
+
+
+@needs_core
+@pytest.mark.parametrize("target, expected", [
+    ("json.decoder:JSONDecoder.raw_decode", "def raw_decode(self, s, idx=0):"),
+    ("json:dumps", "def dumps(obj, *, skipkeys=False, ensure_ascii=True, check_circular=True,"),
+])
+def test_real_function_object_keeps_its_defaults(capsys, target, expected):
+    # Issue 15: the CLI decompiled the bare code object, losing ``idx=0`` and json.dumps's
+    # keyword defaults.
+    assert cli.main(["decompile", target, "--color", "never"]) == 0
+    assert expected in capsys.readouterr().out
+
+
+CLOSURE_MODULE = textwrap.dedent(
+    """\
+    def outer(k=3):
+        def inner(a: int = 1, *, b: str = "x", c=[1, 2]) -> int:
+            return a + k
+        return inner
+
+    inner = outer(5)
+    """
+)
+
+
+@needs_core
+def test_real_function_object_annotations_and_closure(tmp_path, monkeypatch, capsys):
+    name = f"pellucid_cli_closure_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(CLOSURE_MODULE)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)] + sys.path)
+    try:
+        assert cli.main(["decompile", f"{name}:inner", "--color", "never"]) == 0
+    finally:
+        sys.modules.pop(name, None)
+    out = capsys.readouterr().out
+    assert out.startswith("# closure: k = 5\n"), out
+    assert "def inner(a: int=1, *, b: str='x', c=[1, 2]) -> int:" in out.replace(" = ", "=")
+    # the same function from the file, not run: no defaults, and a comment line says so
+    assert cli.main(["decompile", str(tmp_path / f"{name}.py") + ":outer.<locals>.inner",
+                     "--color", "never"]) == 0
+    note, out = capsys.readouterr().out.split("\n", 1)
+    assert note.startswith("# pellucid: from the code object only") and "def inner(a, *, b, c):" in out
 
 
 def test_internal_error_is_still_one_line(files, monkeypatch, capsys):

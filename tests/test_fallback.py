@@ -89,6 +89,90 @@ def _nested_except(a, b):
     return t
 
 
+def _finally_loop_except(items):
+    # shutil.rmtree (3.13): a try/except inside a loop inside a ``finally`` clause; the fallback
+    # entered the inner cleanup handler with the state from before PUSH_EXC_INFO
+    log, items = [], list(items)
+    try:
+        log.append(len(items))
+    finally:
+        while items:
+            k, v = items.pop()
+            if not k:
+                continue
+            try:
+                log.append(10 // (v - 5))
+            except ZeroDivisionError as err:
+                log.append(str(err))
+    return log
+
+
+class _BadExit:
+    def __init__(self, mode):
+        self.mode = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.mode == 1:
+            raise ValueError("exit")
+        return self.mode == 2
+
+
+def _exit_raises_in_handler(mode):
+    # <=3.10: ``__exit__`` raising inside the with's handler goes to the outer handler with the
+    # with's exception unwound (the handler's level is that of its setup, not of the raise)
+    try:
+        with _BadExit(mode):
+            raise KeyError(mode)
+    except (KeyError, ValueError) as e:
+        return type(e).__name__, type(e.__context__).__name__
+    return "suppressed"
+
+
+# 3.8 loads the global AssertionError for ``assert``, whatever the function calls it.  (Compiled
+# from text: pytest rewrites the asserts of a test module.)
+_assert_shadowed = {}
+exec(compile("def f(AssertionError):\n    assert AssertionError, 'message'\n    return AssertionError\n",
+             "<assert>", "exec"), _assert_shadowed)
+_assert_shadowed = _assert_shadowed["f"]
+
+
+class _ACM:
+    def __init__(self, log):
+        self.log = log
+
+    async def __aenter__(self):
+        self.log.append("enter")
+
+    async def __aexit__(self, *exc):
+        self.log.append("exit")
+
+
+class _Ticker:
+    def __init__(self, n):
+        self.i, self.n = 0, n
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.i >= self.n:
+            raise StopAsyncIteration
+        self.i += 1
+        return self.i
+
+
+async def _async_with_for(log, target):
+    async with _ACM(log):
+        async for t in _Ticker(5):
+            log.append(t)
+            if t == target:
+                return "found", t, log
+    return "not found", log
+
+
 def _unbound_cell(x):
     # The closure is made while ``value`` is still unbound: 3.13 loads the cell itself with
     # LOAD_FAST, which never fails, where reading the variable would.
@@ -119,15 +203,12 @@ def forced(monkeypatch):
 
 
 @pytest.mark.parametrize("fn,inputs", [
-    pytest.param(_loops, [(0,), (3,), (9,), (30,)], marks=pytest.mark.skipif(
-        sys.version_info < (3, 11), reason="the fallback does not yet model the <=3.10 block-stack "
-        "exception handlers (SETUP_FINALLY/END_FINALLY stack layouts); see fallback.py")),
-    pytest.param(_with_and_raise, [(0,), (1,), (2,), (3,)], marks=pytest.mark.skipif(
-        sys.version_info < (3, 11), reason="the fallback refuses <=3.10 exception handlers; "
-        "test_fallback_refuses_legacy_handlers checks the refusal")),
-    pytest.param(_nested_except, [("1", "2"), ("x", "2"), ("x", "y"), ("x", "raise")],
-                 marks=pytest.mark.skipif(sys.version_info < (3, 11), reason="the fallback "
-                                          "refuses <=3.10 exception handlers")),
+    pytest.param(_loops, [(0,), (3,), (9,), (30,)]),
+    pytest.param(_with_and_raise, [(0,), (1,), (2,), (3,)]),
+    pytest.param(_nested_except, [("1", "2"), ("x", "2"), ("x", "y"), ("x", "raise")]),
+    pytest.param(_finally_loop_except, [([],), ([(1, 5)],), ([(0, 5), (1, 99)],)]),
+    pytest.param(_exit_raises_in_handler, [(0,), (1,), (2,)]),
+    pytest.param(_assert_shadowed, [(0,), (1,)]),
     pytest.param(_closure, [(1,), (2, 3, 4)]),
     pytest.param(_unbound_cell, [(0,), (1,)]),
 ])
@@ -183,11 +264,16 @@ def test_structure_error_uses_fallback_for_that_code_only(monkeypatch):
         assert new(x) == outer(x)
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 11), reason="3.11+ handlers are modelled by the fallback")
-def test_fallback_refuses_legacy_handlers(forced):
-    # Refusing is the contract on <=3.10: a clear error, never code that may behave differently.
-    with pytest.raises(pellucid.DecompileError, match="not supported by the fallback"):
-        pellucid.recompile(_with_and_raise)
+def test_forced_fallback_async_with_and_for(forced):
+    # (3.8: the await of ``__aexit__``'s result on the normal exit was lost in normalisation)
+    import asyncio
+
+    async def run(fn, *args):
+        return await fn(*args)
+
+    for args in [([], 2), ([], 9), ([], -1)]:
+        new = _recompiled(_async_with_for)
+        assert asyncio.run(run(new, *args)) == asyncio.run(run(_async_with_for, *args))
 
 
 # Found by the corpus sweep (3.12): the fallback's class-pattern checks reached
@@ -195,8 +281,6 @@ def test_fallback_refuses_legacy_handlers(forced):
 # as globals -- names the original never uses, so the fuzz shape check failed.  Everything the
 # fallback needs now goes through its own ``__pellucid_builtins`` and constants.
 @pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
-@pytest.mark.xfail(sys.version_info[:2] == (3, 10), strict=True,
-                   reason="3.10's fallback loses track of the stack in a match (stack underflow)")
 def test_fallback_match_uses_no_names_of_its_own(monkeypatch):
     import os
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -326,3 +410,79 @@ def test_fallback_refuses_generic_class_on_312(monkeypatch):
     exec(compile(_GENERIC_CLASS, "<generic>", "exec"), namespace)
     with pytest.raises(pellucid.DecompileError, match="generic class in a fallback body on 3.12"):
         pellucid.decompile(namespace["outer"])
+
+
+# MATCH_CLASS had no fallback (decompiling raised once the structurer gave up on a function with
+# a class pattern); MATCH_KEYS and MATCH_CLASS push two values on 3.10.
+_MATCH_CLASSES = '''
+class P:
+    __match_args__ = ("a", "b")
+    def __init__(self):
+        self.a, self.b = 1, 2
+
+class Q:
+    __match_args__ = ["a"]
+
+class R:
+    pass
+
+class Pt:
+    __match_args__ = ("x", "y")
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+class NS:
+    notype = 5
+
+def f(subj, k):
+    if k == 0:
+        match subj:
+            case NS.notype():
+                return "m"
+    if k == 1:
+        match subj:
+            case P(x, y, z):
+                return "m"
+    if k == 2:
+        match subj:
+            case Q(x):
+                return "m"
+    if k == 3:
+        match subj:
+            case R(x):
+                return "m"
+    if k == 4:
+        match subj:
+            case P(x, a=y):
+                return "m"
+    if k == 5:
+        match subj:
+            case int(x, y):
+                return "m"
+    match subj:
+        case Pt(0, y=5):
+            return "origin-ish"
+        case Pt(x, y) if x > y:
+            return ("gt", x, y)
+        case int(n) | str(n):
+            return ("scalar", n)
+        case {"k": v, **rest}:
+            return ("map", v, rest)
+        case [a, *b]:
+            return ("seq", a, b)
+    return "nomatch"
+'''
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
+def test_forced_fallback_class_and_mapping_patterns(forced):
+    namespace = {}
+    exec(compile(_MATCH_CLASSES, "<match>", "exec"), namespace)
+    f = namespace["f"]
+    P, Q, R, Pt = (namespace[n] for n in ("P", "Q", "R", "Pt"))
+    inputs = [(1, 0), (P(), 1), (Q(), 2), (R(), 3), (P(), 4), (3, 5), (Pt(0, 5), 6), (Pt(3, 1), 6),
+              (Pt(1, 3), 6), (7, 6), ("s", 6), ({"k": 1, "z": 2}, 6), ([1, 2, 3], 6), (2.5, 6)]
+    expected = [_outcome(f, *args) for args in inputs]
+    assert MARKER in pellucid.decompile(f)
+    new = _recompiled(f)
+    assert [_outcome(new, *args) for args in inputs] == expected

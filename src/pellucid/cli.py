@@ -43,10 +43,16 @@ class CliError(Exception):
 
 
 class Unit(NamedTuple):
-    """One code object to decompile, with the name it is shown under."""
+    """One code object to decompile, with the name it is shown under.
+
+    ``obj`` is the live function (or method, staticmethod...) when there is one: its defaults,
+    keyword defaults, annotations and closure are then part of the output.  ``note`` is a
+    comment line put before the source (what a bare code object cannot tell)."""
 
     label: str
     code: types.CodeType
+    obj: Any = None
+    note: Optional[str] = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,7 +324,7 @@ def _render(units: List[Unit]) -> str:
     chunks = []
     for unit in units:
         try:
-            source = api.decompile(unit.code)
+            source = api.decompile(unit.code if unit.obj is None else unit.obj)
         except Exception as exc:
             kind = "" if isinstance(exc, DecompileError) else f"{type(exc).__name__}: "
             raise CliError(
@@ -326,6 +332,8 @@ def _render(units: List[Unit]) -> str:
             ) from exc
         if not source.endswith("\n"):
             source += "\n"
+        if unit.note:
+            source = f"# {unit.note}\n{source}"
         if len(units) > 1:
             source = f"# {unit.label}\n{source}"
         chunks.append(source)
@@ -611,10 +619,22 @@ def _nested_codes(codes: List[types.CodeType], part: str, label: str) -> List[ty
     return found
 
 
-def _code_units(label: str, codes: List[types.CodeType]) -> List[Unit]:
+def _code_units(label: str, codes: List[types.CodeType], source: str) -> List[Unit]:
+    """Units for code objects found without their function objects (``source`` names what
+    was not run)."""
     if len(codes) == 1:
-        return [Unit(label, codes[0])]
-    return [Unit(f"{label} #{i}", code) for i, code in enumerate(codes, 1)]
+        return [Unit(label, codes[0], note=_unknown_note(codes[0], source))]
+    return [Unit(f"{label} #{i}", code, note=_unknown_note(code, source))
+            for i, code in enumerate(codes, 1)]
+
+
+def _unknown_note(code: types.CodeType, source: str) -> str:
+    """The comment line saying what the code object alone does not tell."""
+    if code.co_flags & inspect.CO_NEWLOCALS:
+        return (f"pellucid: from the code object only ({source} not run): argument defaults, "
+                f"annotations, decorators and closure values are not known")
+    return (f"pellucid: class body from its code object only ({source} not run): bases, "
+            f"keywords and decorators are not known")
 
 
 def _units_from_file_qualname(path: str, qualname: str) -> List[Unit]:
@@ -625,7 +645,7 @@ def _units_from_file_qualname(path: str, qualname: str) -> List[Unit]:
         label = f"{path}:{'.'.join(walked)}" if walked else path
         codes = _nested_codes(codes, part, label)
         walked.append(part)
-    return _code_units(f"{path}:{qualname}", codes)
+    return _code_units(f"{path}:{qualname}", codes, path)
 
 
 def _units_from_object(module: str, qualname: str) -> List[Unit]:
@@ -643,12 +663,19 @@ def _units_from_object(module: str, qualname: str) -> List[Unit]:
         walked.append(part)
     label = f"{module}:{qualname}"
     if codes is not None:
-        return _code_units(label, codes)
+        return _code_units(label, codes, "the enclosing function")
     if isinstance(obj, types.ModuleType):
         return [_unit_from_module(obj.__name__)]
     if inspect.isclass(obj):
         return _units_from_class(obj, label)
-    return [Unit(label, _code_or_fail(obj, label))]
+    return [Unit(label, _code_or_fail(obj, label), _live(obj))]
+
+
+def _live(obj: Any) -> Any:
+    """The object to decompile for ``obj``: itself when it is (or wraps) a function, whose
+    defaults, annotations and closure the output then shows; else None (its code alone)."""
+    func = getattr(obj, "__func__", obj)  # methods, staticmethod, classmethod
+    return func if isinstance(func, types.FunctionType) else None
 
 
 def _getattr_or_fail(obj: Any, name: str, label: str) -> Any:
@@ -713,6 +740,6 @@ def _add(units: List[Unit], label: str, value: Any) -> None:
     if value is None:
         return
     try:
-        units.append(Unit(label, code_of(value)))
+        units.append(Unit(label, code_of(value), _live(value)))
     except DecompileError:
         pass  # data attributes, C functions stored on the class, ...

@@ -201,6 +201,10 @@ IMPORTED_NAMES_CALLED_PLAINLY = _VERSION >= (3, 11)
 #: type, not ``AttributeError`` (3.11+).
 WITH_CHECKS_PROTOCOL = _VERSION >= (3, 11)
 
+#: A class pattern whose class is not a type raises ``TypeError("called match pattern must be a
+#: class")``; before 3.12 the message says "a type".
+MATCH_CLASS_ERROR_SAYS_CLASS = _VERSION >= (3, 12)
+
 #: 3.12's symbol table (seen on 3.12.1) mangles the private names of a function that follow a
 #: generic class statement anywhere inside it with that class's name.
 GENERIC_CLASS_MANGLES_ENCLOSING = _VERSION == (3, 12)

@@ -136,9 +136,11 @@ def _rewrite_with_exit(recs: List[Rec], k: int, mid: List[Rec], fin: int) -> int
     tail = [_mk("POP_TOP"), _mk("POP_TOP"), _mk("POP_TOP"), _mk("POP_EXCEPT"), _mk("POP_TOP")]
     handler = ([_mk("WITH_EXCEPT_START", opcode=OP["DUP_TOP"])] + [m.clone() for m in mid]
                + [_mk("POP_JUMP_IF_TRUE", target=tail[0]), _reraise()] + tail)
+    # (the normal exit's copy is made first: _replace turns ``mid`` itself into no-ops, and the
+    # ``await`` of ``__aexit__``'s result was lost from an ``async with``'s normal exit)
+    normal = _exit_call(mid) + [_mk("JUMP_ABSOLUTE", target=cont)]
     new_end = _replace(recs, k, end, handler)
     if k and recs[k - 1].opname == "BEGIN_FINALLY":
-        normal = _exit_call(mid) + [_mk("JUMP_ABSOLUTE", target=cont)]
         new_end += len(normal) - 1
         _replace(recs, k - 1, k - 1, normal)
     return new_end
@@ -179,7 +181,7 @@ def _finally_regions(recs: List[Rec]) -> List[Rec]:
     for r in recs:
         t = r.target
         if r.opname == "SETUP_FINALLY" and not r.rewritten and t is not None \
-                and t.opname not in ("DUP_TOP", "POP_TOP"):
+                and t.opname not in ("DUP_TOP", "POP_TOP", "END_ASYNC_FOR"):
             heads.append(t)
     return heads
 

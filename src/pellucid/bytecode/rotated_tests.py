@@ -18,7 +18,8 @@ from pellucid.bytecode.instruction import POP_JUMPS, Instr
 # Stack effect of the first neutral instruction of a pair made from one raw instruction.
 _FIRST_OF_PAIR = {"LOAD_FAST": 1, "LOAD_FAST_CHECK": 1, "LOAD_GLOBAL": 1, "LOAD_DEREF": 1,
                   "LOAD_CONST": 1, "LOAD_NAME": 1, "PUSH_NULL": 1, "LOAD_ATTR": 0,
-                  "STORE_FAST": -1}
+                  "STORE_FAST": -1,
+                  "BUILD_SLICE": -1}  # (3.12+ BINARY_SLICE/STORE_SLICE: BUILD_SLICE 2 + the subscript)
 
 
 def rotated_test_starts(cfg: CFG, depths: Callable[[], Dict[int, int]]) -> Set[int]:

@@ -74,6 +74,9 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.local_names = set(code.co_varnames) | set(code.co_cellvars)
         self.active_loops: Set[Block] = set()
         self.latch_tests: Set[Block] = set()  # first blocks of the re-tests of the loops being built
+        # tests before 3.10+ ``while`` loops being read as their guard (see loops._rotated_guard)
+        self.guard_tries: Set[Block] = set()
+        self.guard_failed: Set[Block] = set()
         self.break_cuts: Dict[Block, Tuple[int, Block]] = {}
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}

@@ -45,7 +45,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE, GEN_START,
-                                        MAKE_FUNCTION_POPS_QUALNAME, WITH_CHECKS_PROTOCOL,
+                                        MAKE_FUNCTION_POPS_QUALNAME, MATCH_CLASS_ERROR_SAYS_CLASS,
+                                        MATCH_PUSHES_SUCCESS, WITH_CHECKS_PROTOCOL,
                                         WITH_LOADS_SPECIAL_METHODS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
@@ -62,12 +63,13 @@ _COMPREHENSION_NAMES = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
 CO_OPTIMIZED = 0x1
 
 # Instructions that never raise: they give a block's handler no way in.
-_CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST"})
+_CANNOT_RAISE = frozenset({"POP_EXCEPT", "NOP", "JUMP", "COPY", "SWAP", "PUSH_NULL", "LOAD_CONST",
+                           "PUSH_EXC_INFO"})
 
 # The neutral ops (pellucid.bytecode.neutral_ops) the fallback has no ``op_`` method for, so it
 # refuses them (FallbackError): every other op of the table has one (tests/test_neutral_ops.py).
 REFUSED = frozenset({
-    "CHECK_EG_MATCH", "PREP_RERAISE_STAR", "CLEANUP_THROW", "END_SEND", "MATCH_CLASS",
+    "CHECK_EG_MATCH", "PREP_RERAISE_STAR", "CLEANUP_THROW", "END_SEND",
     "TYPEVAR", "PARAMSPEC", "TYPEVARTUPLE", "TYPEVAR_WITH_BOUND", "TYPEVAR_WITH_CONSTRAINTS",
     "SET_TYPEPARAM_DEFAULT", "SET_FUNCTION_TYPE_PARAMS", "SUBSCRIPT_GENERIC", "TYPE_ALIAS",
     # (no fixed stack effect)
@@ -174,9 +176,27 @@ class Fallback:
         self.nfn = 0
         self.entry: Dict[Block, _State] = {}
         self.exit_nexc: Dict[Block, int] = {}
+        self._tolerant = False
+        self.legacy_nexc: Dict[int, int] = {}  # (≤3.10) handler -> handled exceptions at its setup
+        self.uses_match_class = False
+        self.uses_match_keys = False
 
     # -- dataflow -------------------------------------------------------------------------------
     def analyse(self) -> None:
+        if not EXCEPTION_TABLE and any(b.handler is not None for b in self.cfg.blocks):
+            # ≤3.10 unwinds the block stack on the way to a handler: the EXCEPT_HANDLER blocks
+            # of clauses entered after the handler's SETUP_* are popped (each restoring the
+            # exception it saved), so a handler runs with one more handled exception than its
+            # protected code had where it was set up -- not than where the exception came from
+            # (an ``__exit__`` raising in a ``with`` handler, a ``finally`` around an ``except``
+            # clause).  A first pass finds that level: the lowest of the code it protects.
+            self._tolerant = True
+            self._analyse()
+            self.entry = {}
+            self._tolerant = False
+        self._analyse()
+
+    def _analyse(self) -> None:
         first = self.cfg.blocks[0]
         start = ((V, None),) if GEN_START and _gen_start(self.code) else ()
         self.entry[first] = _State(start, 0)
@@ -188,6 +208,14 @@ class Fallback:
                 raise FallbackError("stack dataflow does not settle")
             b = work.pop()
             st = self.entry[b]
+            if self._tolerant:
+                # (every handler in force here was set up at this level or below)
+                h = b.handler
+                while h is not None:
+                    known = self.legacy_nexc.get(h.target)
+                    if known is None or st.nexc < known:
+                        self.legacy_nexc[h.target] = st.nexc
+                    h = h.outer
             out: List[str] = []
             end, nexc_exit, edges = self.run_block(b, st, out, emit=False)
             for succ, state in edges:
@@ -209,6 +237,7 @@ class Fallback:
                 base.append((V, None))
             base.append((V, None))
             return _State(tuple(base), nexc)
+        nexc = self.legacy_nexc.get(h.target, nexc)
         base.extend([("saved", None)] * 3 + [(V, None)] * 3)
         return _State(tuple(base), nexc + 1)
 
@@ -217,6 +246,11 @@ class Fallback:
         if old is None:
             self.entry[b] = st
             return True
+        if self._tolerant and len(old.stack) == len(st.stack) and old.nexc != st.nexc:
+            if st.nexc < old.nexc:
+                self.entry[b] = st
+                return True
+            return False
         if len(old.stack) != len(st.stack) or old.nexc != st.nexc:
             raise FallbackError("stack depth differs at block %d" % b.id)
         new = tuple(_merge_slot(x, y) for x, y in zip(old.stack, st.stack))
@@ -261,6 +295,10 @@ class Fallback:
         # globals may shadow them (the ast module defines a class named ``slice``).
         head = ["%s = %r" % (MARKER, self.reason), "import builtins as __pellucid_builtins",
                 "%s = %d" % (STATE, self.cfg.blocks[0].id)]
+        if self.uses_match_class:
+            head[2:2] = _MATCH_CLASS_HELPER
+        if self.uses_match_keys:
+            head[2:2] = _MATCH_KEYS_HELPER
         nargs = self.code.co_argcount + self.code.co_kwonlyargcount + bool(self.code.co_flags & 4) \
             + bool(self.code.co_flags & 8)
         args = set(self.code.co_varnames[:nargs])
@@ -456,18 +494,27 @@ class Fallback:
         self.w("del %s" % _local(arg))
 
     def op_LOAD_GLOBAL(self, ins: Instr, arg: str) -> None:
-        if self.function:
-            self.globals_.add(arg) if arg in self._assigned_locals() else None
-        elif self.code.co_name != "<module>" and any(
+        code = self.code
+        if self.function and arg in code.co_varnames + code.co_cellvars + code.co_freevars:
+            # The global of a name the function also uses as a local (3.8's ``assert`` loads
+            # ``AssertionError`` so, whatever the function calls it): the module's, then the
+            # builtins', as LOAD_GLOBAL looks them up.
+            d = len(self.stack)
+            self.stack.append((V, None))
+            self.w("if %r in __pellucid_builtins.globals():" % arg)
+            self.w("    %s = __pellucid_builtins.globals()[%r]" % (_slot(d), arg))
+            self.w("elif __pellucid_builtins.hasattr(__pellucid_builtins, %r):" % arg)
+            self.w("    %s = __pellucid_builtins.%s" % (_slot(d), arg))
+            self.w("else:")
+            self.w("    raise __pellucid_builtins.NameError(%r)" % ("name %r is not defined" % arg))
+            return
+        if not self.function and code.co_name != "<module>" and any(
                 i.op == "STORE_NAME" and i.arg == arg for i in self.instrs):
             # (3.12+ class bodies' inlined comprehensions read globals: a bare name there
-            # would find the class's own first; a function's free name is a global)
+            # would find the class's own first)
             self.push("(lambda: %s)()" % arg)
             return
         self.push(arg)
-
-    def _assigned_locals(self) -> set:
-        return set()
 
     def op_LOAD_NAME(self, ins: Instr, arg: str) -> None:
         self.push(arg)
@@ -1019,7 +1066,22 @@ class Fallback:
             self.w("if not __pellucid_builtins.isinstance(%s, __pellucid_builtins.StopAsyncIteration):" % exc)
             self.w("    raise %s" % exc)
             return
-        raise FallbackError("END_ASYNC_FOR before 3.11")
+        # ≤3.10: the handler's six values are on the stack (type on top), in an EXCEPT_HANDLER
+        # block: StopAsyncIteration ends the loop (the block and the iterator popped), anything
+        # else is raised again as it is.
+        self.pop()
+        exc = self.pop()
+        self.pop()
+        self.w("if not __pellucid_builtins.isinstance(%s, __pellucid_builtins.StopAsyncIteration):" % exc)
+        self._reraise_lines(exc, "    ")
+        for _ in range(3):
+            if self.pop_any()[0] != "saved":
+                raise FallbackError("END_ASYNC_FOR without a saved exception")
+        self.pop_any()  # the iterator
+        self.nexc -= 1
+        if self.nexc < 0:
+            raise FallbackError("END_ASYNC_FOR with no handled exception")
+        self.out.append(("exit", self.nexc))
 
     # -- jumps ----------------------------------------------------------------------------------
     def op_JUMP(self, ins: Instr, arg: Any) -> None:
@@ -1077,15 +1139,15 @@ class Fallback:
             self.pop()
             e = self.pop()
             self.pop()
-        # re-raise unchanged: ``raise`` would set __context__ to the exception being handled
-        self.w("__pellucid_r = %s" % e)
-        self.w("__pellucid_ctx = __pellucid_r.__context__")
-        self.w("try:")
-        self.w("    raise __pellucid_r")
-        self.w("finally:")
-        self.w("    __pellucid_r.__context__ = __pellucid_ctx")
-        self.w("    __pellucid_r = None")
+        self._reraise_lines(e)
         self.end()
+
+    def _reraise_lines(self, e: str, indent: str = "") -> None:
+        # re-raise unchanged: ``raise`` would set __context__ to the exception being handled
+        for line in ("__pellucid_r = %s" % e, "__pellucid_ctx = __pellucid_r.__context__", "try:",
+                     "    raise __pellucid_r", "finally:", "    __pellucid_r.__context__ = __pellucid_ctx",
+                     "    __pellucid_r = None"):
+            self.w(indent + line)
 
     # -- exceptions ------------------------------------------------------------------------------
     def op_PUSH_EXC_INFO(self, ins: Instr, arg: Any) -> None:
@@ -1121,9 +1183,14 @@ class Fallback:
     def _protocol_check(self, enter: str, exit_: str, what: str) -> None:
         """3.11+ raise TypeError (not AttributeError) for a context manager without ``enter``
         or ``exit_``, naming the type as its ``tp_name`` does."""
-        if not WITH_CHECKS_PROTOCOL:
-            return  # the attribute lookups below raise what the interpreter raises
         t = "__pellucid_builtins.type(__pellucid_m)"
+        if not WITH_CHECKS_PROTOCOL:
+            # ≤3.10 look ``enter`` up, then ``exit_``, on the type, and raise AttributeError
+            # naming the missing method
+            for name in (enter, exit_):
+                self.w("if not __pellucid_builtins.hasattr(%s, %r):" % (t, name))
+                self.w("    raise __pellucid_builtins.AttributeError(%r)" % name)
+            return
         # a class statement's type (heap, mutable) has its bare name as tp_name; static and
         # extension types (immutable) their dotted name, builtins excepted
         tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
@@ -1237,20 +1304,132 @@ class Fallback:
     def op_MATCH_KEYS(self, ins: Instr, arg: Any) -> None:
         keys = self.top_name()
         subj = _slot(len(self.stack) - 2)
-        self.push("__pellucid_builtins.tuple(%s[__pellucid_k] for __pellucid_k in %s) if __pellucid_builtins.all(__pellucid_k in %s for __pellucid_k in %s) else None"
-                  % (subj, keys, subj, keys))
+        self.uses_match_keys = True
+        self.push("__pellucid_match_keys(%s, %s)" % (subj, keys))
+        if MATCH_PUSHES_SUCCESS:  # 3.10 pushes whether they matched too
+            self.push("%s is not None" % self.top_name())
+
+    def op_MATCH_CLASS(self, ins: Instr, arg: int) -> None:
+        names = self.pop()
+        cls = self.pop()
+        subj = self.pop()
+        self.uses_match_class = True
+        d = len(self.stack)
+        self.push("__pellucid_match_class(%s, %s, %d, %s)" % (subj, cls, arg, names))
+        if MATCH_PUSHES_SUCCESS:
+            # 3.10 leaves the attributes (or, when there is no match, the subject) and whether
+            # the class matched
+            self.w("if %s is None:" % _slot(d))
+            self.w("    %s = %s" % (_slot(d), subj))
+            self.w("    %s = False" % _slot(d + 1))
+            self.w("else:")
+            self.w("    %s = True" % _slot(d + 1))
+            self.stack.append((V, None))
 
     def op_COPY_DICT_WITHOUT_KEYS(self, ins: Instr, arg: Any) -> None:
+        # (statements, not a comprehension: one would make the slots it reads cells)
         keys = self.pop()
         subj = self.top_name()
-        self.push("{__pellucid_k: __pellucid_v for __pellucid_k, __pellucid_v in __pellucid_builtins.dict(%s).items() if __pellucid_k not in %s}"
-                  % (subj, keys))
+        self.w("__pellucid_keys = %s" % keys)  # (the result takes the keys' slot)
+        d = len(self.stack)
+        self.push("{**%s}" % subj)
+        self.w("for __pellucid_k in __pellucid_keys:")
+        self.w("    del %s[__pellucid_k]" % _slot(d))
 
     def op_NOP(self, ins: Instr, arg: Any) -> None:
         pass
 
     def op_UNSUPPORTED(self, ins: Instr, arg: Any) -> None:
         raise FallbackError("unsupported opcode %s" % (arg,))
+
+
+# MATCH_CLASS and MATCH_KEYS as functions (defined in a fallback body that needs them).  They
+# name nothing the original code does not: attributes are read with getattr and constants,
+# values collected in tuples.
+_G = "__pellucid_builtins.getattr"
+_TP_NAME = ("(%s(__pellucid_c, '__name__') if %s(__pellucid_c, '__flags__') & 768 == 512 or "
+            "%s(__pellucid_c, '__module__') == 'builtins' else %s(__pellucid_c, '__module__') + '.' + "
+            "%s(__pellucid_c, '__name__'))" % (_G, _G, _G, _G, _G))
+_MATCH_SELF = ("__pellucid_builtins.bool, __pellucid_builtins.bytearray, __pellucid_builtins.bytes, "
+               "__pellucid_builtins.dict, __pellucid_builtins.float, __pellucid_builtins.frozenset, "
+               "__pellucid_builtins.int, __pellucid_builtins.list, __pellucid_builtins.set, "
+               "__pellucid_builtins.str, __pellucid_builtins.tuple")
+# what a class pattern ``cls(p1, ..., k1=..., ...)`` does to its subject: the attributes it
+# matches, or None; with the interpreter's TypeErrors
+_MATCH_CLASS_HELPER = [
+    "def __pellucid_match_class(__pellucid_s, __pellucid_c, __pellucid_n, __pellucid_names):",
+    "    import builtins as __pellucid_builtins",  # (its own: no cell for the enclosing one)
+    "    if not __pellucid_builtins.isinstance(__pellucid_c, __pellucid_builtins.type):",
+    "        raise __pellucid_builtins.TypeError(%r)" % (
+        "called match pattern must be a class" if MATCH_CLASS_ERROR_SAYS_CLASS
+        else "called match pattern must be a type"),
+    "    if not __pellucid_builtins.isinstance(__pellucid_s, __pellucid_c):",
+    "        return None",
+    "    __pellucid_pos = ()",
+    "    __pellucid_self = False",
+    "    if __pellucid_n:",
+    "        try:",
+    "            __pellucid_pos = %s(__pellucid_c, '__match_args__')" % _G,
+    "        except __pellucid_builtins.AttributeError:",
+    "            __pellucid_self = __pellucid_builtins.issubclass(__pellucid_c, (%s))" % _MATCH_SELF,
+    "            __pellucid_pos = (None,) if __pellucid_self else ()",
+    "        else:",
+    "            if __pellucid_builtins.type(__pellucid_pos) is not __pellucid_builtins.tuple:",
+    "                raise __pellucid_builtins.TypeError('%%s.__match_args__ must be a tuple (got %%s)' %% (%s, "
+    "%s(__pellucid_builtins.type(__pellucid_pos), '__name__')))" % (_TP_NAME, _G),
+    "        if __pellucid_builtins.len(__pellucid_pos) < __pellucid_n:",
+    "            __pellucid_k = __pellucid_builtins.len(__pellucid_pos)",
+    "            raise __pellucid_builtins.TypeError('%%s() accepts %%d positional sub-pattern%%s (%%d given)' %% (%s, "
+    "__pellucid_k, '' if __pellucid_k == 1 else 's', __pellucid_n))" % _TP_NAME,
+    "    __pellucid_got = ()",
+    "    __pellucid_seen = ()",
+    "    if __pellucid_self:",
+    "        __pellucid_got = (__pellucid_s,)",
+    "    else:",
+    "        for __pellucid_a in __pellucid_pos[:__pellucid_n]:",
+    "            if not __pellucid_builtins.isinstance(__pellucid_a, __pellucid_builtins.str):",
+    "                raise __pellucid_builtins.TypeError('__match_args__ elements must be strings (got %%s)' %% "
+    "%s(__pellucid_builtins.type(__pellucid_a), '__name__'))" % _G,
+    "            if __pellucid_a in __pellucid_seen:",
+    "                raise __pellucid_builtins.TypeError('%%s() got multiple sub-patterns for attribute %%r' %% (%s, "
+    "__pellucid_a))" % _TP_NAME,
+    "            __pellucid_seen += (__pellucid_a,)",
+    "            try:",
+    "                __pellucid_got += (%s(__pellucid_s, __pellucid_a),)" % _G,
+    "            except __pellucid_builtins.AttributeError:",
+    "                return None",
+    "    for __pellucid_a in __pellucid_names:",
+    "        if __pellucid_a in __pellucid_seen:",
+    "            raise __pellucid_builtins.TypeError('%%s() got multiple sub-patterns for attribute %%r' %% (%s, "
+    "__pellucid_a))" % _TP_NAME,
+    "        __pellucid_seen += (__pellucid_a,)",
+    "        try:",
+    "            __pellucid_got += (%s(__pellucid_s, __pellucid_a),)" % _G,
+    "        except __pellucid_builtins.AttributeError:",
+    "            return None",
+    "    return __pellucid_got",
+]
+# the values of a mapping pattern's keys, each looked up with the subject's ``get``, or None
+# when one is missing; a key given twice is a ValueError
+_MATCH_KEYS_HELPER = [
+    "def __pellucid_match_keys(__pellucid_s, __pellucid_keys):",
+    "    import builtins as __pellucid_builtins",
+    "    if not __pellucid_keys:",
+    "        return ()",
+    "    __pellucid_get = %s(__pellucid_s, 'get')" % _G,
+    "    __pellucid_seen = __pellucid_builtins.set()",
+    "    __pellucid_missing = __pellucid_builtins.object()",
+    "    __pellucid_got = ()",
+    "    for __pellucid_k in __pellucid_keys:",
+    "        if __pellucid_k in __pellucid_seen:",
+    "            raise __pellucid_builtins.ValueError('mapping pattern checks duplicate key (%r)' % (__pellucid_k,))",
+    "        __pellucid_seen = __pellucid_seen | {__pellucid_k}",
+    "        __pellucid_v = __pellucid_get(__pellucid_k, __pellucid_missing)",
+    "        if __pellucid_v is __pellucid_missing:",
+    "            return None",
+    "        __pellucid_got += (__pellucid_v,)",
+    "    return __pellucid_got",
+]
 
 
 def _refers_to(code: types.CodeType, name: str) -> bool:
@@ -1312,10 +1491,6 @@ def fallback_body(code: types.CodeType, pool: ConstantPool, reason: str,
             # A class body's ``__class__`` cell is made by the compiler for the methods that use
             # it; the state machine would store a cell of its own into ``__classcell__``.
             raise FallbackError("class bodies with a __class__ cell are not supported by the fallback")
-    if not EXCEPTION_TABLE and any(ins.handler is not None for ins in fb.instrs):
-        # ≤3.10 handlers (block stack, six exception values) are only modelled in outline and
-        # were seen to give wrong results: refusing is better than code that behaves differently.
-        raise FallbackError("exception handling on Python <= 3.10 is not supported by the fallback")
     return fb.lines()
 
 

@@ -212,7 +212,10 @@ class FunctionBuilder:
         code = stub.value
         if code.co_name != "<lambda>":
             raise StructureError("function %s used as a value" % code.co_name)
-        body = self.nested_body(code)
+        # (the body as decompiled: a function's finishing touches would drop ``return None``,
+        # which is the whole of ``lambda: None``, and take a leading constant for a docstring)
+        from pellucid.decompiler.fallback import body_or_fallback
+        body, _ = body_or_fallback(code, self.consts)
         if len(body) != 1 or not isinstance(body[0], ast.Return):
             raise StructureError("lambda body is not a single expression")
         value = body[0].value if body[0].value is not None else ast.Constant(None)
@@ -335,10 +338,54 @@ class FunctionBuilder:
         return class_name is not None and defined != private_name(class_name, defined) == stored
 
 
+def _returns_none(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, ast.Return):
+        return False
+    v = stmt.value
+    return v is None or (isinstance(v, ast.Constant) and v.value is None)
+
+
+def drop_tail_returns(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """A function body without the ``return None`` statements that end it anyway: the last
+    statement of a block that is itself last (the arms of a last ``if``, the body of a last
+    ``with``, the body and clauses of a last ``try``), where it has statements before it.
+
+    3.10+ copy the function's closing ``return None`` into every path that reaches it, so each
+    reads as a ``return`` written there.  Falling off the end returns the same ``None`` after
+    the same ``__exit__`` calls and ``finally`` bodies; not so from a loop (the return also
+    leaves it) or from a ``try`` body with an ``else`` clause (the return skips it).
+
+    >>> body = ast.parse("with m:\\n    f()\\n    return None").body
+    >>> len(drop_tail_returns(body)[0].body)
+    1
+    """
+    if not stmts:
+        return stmts
+    if len(stmts) > 1 and _returns_none(stmts[-1]):
+        return drop_tail_returns(stmts[:-1])
+    last = stmts[-1]
+    if isinstance(last, ast.If):
+        last.body = drop_tail_returns(last.body)
+        last.orelse = drop_tail_returns(last.orelse)
+    elif isinstance(last, (ast.With, ast.AsyncWith)):
+        last.body = drop_tail_returns(last.body)
+    elif isinstance(last, ast.Try) or type(last).__name__ == "TryStar":
+        if not last.orelse:  # type: ignore[attr-defined]
+            last.body = drop_tail_returns(last.body)  # type: ignore[attr-defined]
+        last.orelse = drop_tail_returns(last.orelse)  # type: ignore[attr-defined]
+        for h in last.handlers:  # type: ignore[attr-defined]
+            h.body = drop_tail_returns(h.body)
+    elif type(last).__name__ == "Match":
+        for case in last.cases:  # type: ignore[attr-defined]
+            case.body = drop_tail_returns(case.body)
+    return stmts
+
+
 def finish_function_body(code: types.CodeType, stmts: List[ast.stmt], sub: Any) -> List[ast.stmt]:
     """Docstring, ``global``/``nonlocal`` declarations, and no redundant final ``return``."""
     if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
         stmts = stmts[:-1]
+    stmts = drop_tail_returns(stmts)
     head: List[ast.stmt] = []
     doc = docstring_of(code)
     if doc is not None:

@@ -20,6 +20,10 @@ from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
 _ENDS = TERMINAL
 
 
+class _GuardNotLoop(StructureError):
+    """(a test read as a ``while`` loop's guard has no such loop after it)"""
+
+
 def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
     """A chain of single-predecessor blocks ending in return/raise.
 
@@ -42,19 +46,59 @@ def _terminal_path(block: Block, body: FrozenSet[Block] = frozenset()) -> bool:
     return False
 
 
+def _break_jump(block: Block, body: FrozenSet[Block]) -> bool:
+    """``block`` is only a jump out of the loop: a ``break`` to the code after it, even when
+    that code only returns (a ``return`` written in the body is compiled where it is, not
+    jumped to).  Read as the body's own code, the code after the loop moves into it -- and
+    out of an enclosing ``try`` whose ``finally`` then runs at every ``break``."""
+    return len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
+        and block.jump not in body and block.jump is not block
+
+
+def _raw_chain(handler: Any) -> List[int]:
+    """Handler targets from ``handler`` outwards (transparent ones included)."""
+    out: List[int] = []
+    while handler is not None and handler.target not in out:
+        out.append(handler.target)
+        handler = handler.outer
+    return out
+
+
+def _jumped_to(block: Block, body: FrozenSet[Block]) -> bool:
+    """An ``except`` clause in the body jumps to ``block`` (outside it) as it ends (``POP_EXCEPT;
+    JUMP``): a ``break``, which a ``return`` written in the clause never is.  (3.11 ends a ``try``
+    body with a jump over its clauses to the code after the statement, which may return.)"""
+    return any(p in body and p.last.op == "JUMP" and p.jump is block
+               and any(i.op == "POP_EXCEPT" for i in p.instrs) for p in block.preds)
+
+
 def _leaving_blocks(block: Block, body: FrozenSet[Block], limit: int = 64,
-                    handler: Any = None, same_handler: bool = False) -> Optional[Set[Block]]:
+                    handler: Any = None, same_handler: bool = False,
+                    handler_blocks: Optional[Dict[int, Block]] = None) -> Optional[Set[Block]]:
     """The blocks reached from ``block`` when every path from it returns or raises without
-    coming back to ``body`` (``None`` otherwise, or when there are more than ``limit + 1``;
-    with ``same_handler``, also when one of them has another exception handler)."""
+    coming back to ``body`` (``None`` otherwise, or when there are more than ``limit + 1``).
+
+    With ``same_handler``, every block must be in the exception context ``handler`` (the
+    body's), or in a ``try`` nested in it whose handler code (found in ``handler_blocks``)
+    leaves too."""
+    outer = _raw_chain(handler) if same_handler else []
     seen: Set[Block] = set()
     work = [block]
     while work:
         b = work.pop()
         if b in seen:
             continue
-        if b in body or len(seen) > limit or (same_handler and b.handler != handler):
+        if b in body or len(seen) > limit:
             return None
+        if same_handler and b.handler != handler:
+            chain = _raw_chain(b.handler)
+            if handler_blocks is None or chain[len(chain) - len(outer):] != outer:
+                return None
+            for target in chain[:len(chain) - len(outer)]:
+                h = handler_blocks.get(target)
+                if h is None:
+                    return None
+                work.append(h)
         seen.add(b)
         if not b.succs and b.last.op not in _ENDS:
             return None
@@ -67,21 +111,24 @@ def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
     return _leaving_blocks(block, body) is not None
 
 
-def _leaving_region(block: Block, body: FrozenSet[Block], header: Block) -> bool:
+def _leaving_region(block: Block, body: FrozenSet[Block], header: Block,
+                    handler_blocks: Optional[Dict[int, Block]] = None) -> bool:
     """Body code that branches but never comes back: every path from ``block`` returns or
     raises, and each of its blocks is entered only from ``body`` or from the region itself.
 
     ``if x: (if y: return 1 else: return 2)`` in a loop: the natural loop leaves the inner
     test out (no path from it reaches the back edge), yet it is the body's code, run with
     the loop's iterators still on the stack, and written inline like a lone ``return``.
-    The region stays in the exception context of the body where it starts (a ``try`` inside
-    it could lead back into the loop through a handler, an edge ``succs`` does not list), and
-    holds no block the loop ``header`` leaves to: that is the code after the loop (which
-    ``while c: ... if x: ...; break`` may reach only from the body and the header).
+    The region stays in the exception context of the body where it starts, or in ``try``
+    statements inside it whose handlers leave too (a handler could lead back into the loop,
+    an edge ``succs`` does not list), and holds no block the loop ``header`` leaves to: that
+    is the code after the loop (which ``while c: ... if x: ...; break`` may reach only from
+    the body and the header).
     """
     if not block.preds:
         return False
-    region = _leaving_blocks(block, body, 63, block.preds[0].handler, same_handler=True)
+    region = _leaving_blocks(block, body, 63, block.preds[0].handler, same_handler=True,
+                             handler_blocks=handler_blocks)
     if region is None:
         return False
     return all((p in body and p is not header) or p in region for b in region for p in b.preds)
@@ -141,6 +188,9 @@ def strip_trailing_continue(stmts: List[ast.stmt]) -> List[ast.stmt]:
             last.orelse = strip_trailing_continue(last.orelse) or [ast.Pass()]
         for h in last.handlers:
             h.body = strip_trailing_continue(h.body) or [ast.Pass()]
+    elif type(last).__name__ == "Match":
+        for case in last.cases:  # type: ignore[attr-defined]
+            case.body = strip_trailing_continue(case.body) or [ast.Pass()]
     return stmts
 
 
@@ -153,7 +203,9 @@ class LoopBuilder:
 
         Handler code is part of the loop when it goes back to it (``continue`` in an
         ``except`` clause); what such code reaches only to return or re-raise is no exit."""
-        exits = {s for b in body for s in b.succs if s not in body and not _terminal_path(s, body)}
+        exits = {s for b in body for s in b.succs
+                 if s not in body and (not _terminal_path(s, body) or _break_jump(s, body)
+                                       or _jumped_to(s, body))}
         if header is None or not exits:
             return exits
         normal: Set[Block] = set()
@@ -164,10 +216,15 @@ class LoopBuilder:
                 continue
             normal.add(b)
             work.extend(b.succs)
-        kept = {s for s in exits if any(p in normal for p in s.preds) or not _only_leaves(s, body)}
+            if b.handler is not None and b.handler.target in self.cfg.block_at:
+                work.append(self.cfg.block_at[b.handler.target])  # (the clauses in the body)
+        # (code the loop shares with what comes before it is no body code: ``break`` to it)
+        kept = {s for s in exits if any(p in normal or p not in body for p in s.preds)
+                or not _only_leaves(s, body)}
         # Body code that only returns or raises (see _leaving_region) is no exit -- unless it is
         # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
-        leaving = {s for s in kept if _leaving_region(s, body, header)}
+        leaving = {s for s in kept if not _break_jump(s, body)
+                   and _leaving_region(s, body, header, self.cfg.block_at)}
         if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
             kept -= leaving
         return kept
@@ -195,7 +252,9 @@ class LoopBuilder:
                 return normal
             if node is None or node in body or not self.cfg.dominates(exit_block, node):
                 return None
-            if any(i.op == "POP_EXCEPT" for i in node.instrs):
+            if any(i.op == "POP_EXCEPT" for i in node.instrs) or self.handler_chain(node) != chain:  # type: ignore[attr-defined]
+                # (3.9+: the ``break`` runs its own statements in the ``try`` body, then the
+                # ``finally`` copy outside it)
                 unwinds = True
             if node.last.op == "JUMP" and node.jump is not None and node.jump not in body:
                 target = node.jump
@@ -204,6 +263,20 @@ class LoopBuilder:
                 return target
             node = self.cfg.ipdom.get(node)
         return None
+
+    def _depth_above_iterator(self, block: Block) -> int:
+        """How many values ``block`` starts with above the iterator of the ``for`` loop being
+        built (0 when unknown)."""
+        header = getattr(self, "_for_header", None)
+        if header is None:
+            return 0
+        depths = getattr(self, "_depths", None)
+        if depths is None:
+            depths = self._depths = entry_depths(self.code)  # type: ignore[attr-defined]
+        here, there = depths.get(block.instrs[0].offset), depths.get(header.instrs[0].offset)
+        if here is None or there is None or here <= there:
+            return 0
+        return here - there
 
     def _iterator_pop(self, block: Block, stack: List[Any]) -> Optional[int]:
         """Index just past the instruction of ``block`` that pops a ``for`` loop's iterator.
@@ -214,6 +287,10 @@ class LoopBuilder:
         """
         saved = self.save_state()  # type: ignore[attr-defined]
         trial = list(stack)
+        # Values the block starts with above the iterator (3.11 pops a ``match`` subject's copy
+        # before the iterator on a ``break`` from a case): stand-ins, popped like any value.
+        extra = self._depth_above_iterator(block)
+        trial.extend(ast.Constant(None) for _ in range(extra))
         try:
             for k, ins in enumerate(block.instrs):
                 if ins.target is not None or ins.op in _ENDS:
@@ -440,6 +517,53 @@ class LoopBuilder:
                 work.append(self.cfg.block_at[b.handler.target])
         return frozenset(body)
 
+    def with_clauses(self, body: FrozenSet[Block]) -> FrozenSet[Block]:
+        """``body`` with the code of the exception handlers of ``try``/``with`` statements in
+        it, up to the end of each clause (its ``POP_EXCEPT``, or where it re-raises).
+
+        The natural loop is found over normal flow and the edges into handlers; a clause that
+        leaves the loop (``except E: break``) never comes back, so it is no part of it, and
+        neither is its way out: the loop would have no ``break``, and the code after the loop
+        would be read as the clause's own.  A handler is the loop's when some block of the
+        body lies outside its region (the statement is inside the loop)."""
+        chain = self.handler_chain  # type: ignore[attr-defined]
+        levels: Set[int] = set()
+        for b in body:
+            levels.update(chain(b))
+        inner = [lv for lv in levels if any(lv not in chain(b) for b in body)]
+        if not inner:
+            return body
+        # Handlers in force around every block of the loop (cleanups included) enclose it:
+        # their code is no part of it.
+        enclosing: Optional[Set[int]] = None
+        for b in body:
+            raw = set()
+            h = b.handler
+            while h is not None and h.target not in raw:
+                raw.add(h.target)
+                h = h.outer
+            enclosing = raw if enclosing is None else enclosing & raw
+        outside = enclosing or set()
+        extra: Set[Block] = set()
+        seen: Set[Block] = set()
+        work = [self.cfg.block_at[lv] for lv in inner if lv in self.cfg.block_at]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            if len(seen) > 400:
+                return body
+            seen.add(b)
+            if b not in body:
+                extra.add(b)
+            h = b.handler
+            if h is not None and h.target in self.cfg.block_at and h.target not in outside:
+                work.append(self.cfg.block_at[h.target])  # (a try nested in the clause)
+            if any(i.op == "POP_EXCEPT" for i in b.instrs):
+                continue  # the clause ends here: what follows is after the statement
+            work.extend(b.succs)
+        return body | extra
+
     def build_loop(self, header: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                    out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         body = frozenset(self.cfg.loop_body(header))
@@ -447,16 +571,93 @@ class LoopBuilder:
             body = self.once_for_body(header) or frozenset()
             if not body:
                 raise StructureError("FOR_ITER outside a loop header")
+        if self._rotated_guard(header, body, stack):
+            # (the test of a 3.10+ ``while c:`` that ``continue`` jumps back to: the loop is the
+            # one after it, see build_guarded_while; when that reading fails, the test is read
+            # as a loop of its own)
+            self.guard_tries.add(header)
+            saved, written = self.save_state(), len(out)  # type: ignore[attr-defined]
+            try:
+                built = self.run_block(header, list(stack), ctx, stop, out)  # type: ignore[attr-defined]
+                return (None, None) if built is None else built
+            except _GuardNotLoop:
+                self.restore_state(saved)  # type: ignore[attr-defined]
+                del out[written:]
+                self.guard_failed.add(header)
+            finally:
+                self.guard_tries.discard(header)
+        return self._build_loop(header, body, stack, ctx, stop, out)
+
+    def _build_loop(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                    stop: FrozenSet[Block], out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        body = self.with_clauses(body)
         exits = self._exits(body, header)
         if header.last.op == "FOR_ITER" and len(header.instrs) == 1:
             return self._build_for(header, body, exits, stack, ctx, stop, out)
         return self._build_while(header, body, exits, stack, ctx, stop, out, None)
 
+    @staticmethod
+    def _loop_body(walked: Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]) -> List[ast.stmt]:
+        """The statements of a loop body's walk, which must end every path by going round,
+        leaving (``break``, ``return``, ``raise``) or stopping nowhere: a walk that stops at
+        the enclosing region's end ran out of the ``try`` the loop is in by another way than a
+        ``break``, and the loop statement would go round where the code goes on."""
+        stmts, stack, end = walked
+        if stack is not None:
+            raise StructureError("loop body runs on out of its region")
+        return stmts
+
+    def _rotated_guard(self, header: Block, body: FrozenSet[Block], stack: List[Any]) -> bool:
+        """``header`` is the test before a 3.10+ ``while c:`` loop (the loop re-tests ``c`` at its
+        end) and heads a loop only because ``continue`` in it jumps back there: the test's
+        way into the loop is a loop header whose latch tests, and every jump back to
+        ``header`` comes from code only that loop reaches.  (In ``while True: while c: ...``
+        the outer loop's jump back comes from after the inner loop.)  The test must be only
+        a condition: a ``continue`` to it would skip statements before it."""
+        if header.last.op not in POP_JUMPS or header in self.guard_tries or header in self.guard_failed:
+            return False
+        saved = self.save_state()  # type: ignore[attr-defined]
+        trial, sink = list(stack), []  # type: ignore[var-annotated]
+        try:
+            for ins in header.instrs[:-1]:
+                self.step(ins, trial, sink)  # type: ignore[attr-defined]
+            _, t, f, _, chain = self._fold_condition(header, trial)  # type: ignore[attr-defined]
+        except (StructureError, IndexError):
+            return False
+        finally:
+            self.restore_state(saved)  # type: ignore[attr-defined]
+        if sink:
+            return False
+        guard, succs = set(chain), [t, f]
+        latches = [p for p in header.preds if p in body and self.cfg.dominates(header, p)]
+        for succ in succs:
+            inner = past_lone_jumps(succ)
+            if inner is header or inner in self.active_loops or not self.cfg.is_loop_header(inner) \
+                    or not self.cfg.dominates(header, inner):
+                continue
+            inner_body = frozenset(self.cfg.loop_body(inner))
+            lt = self.latch_test(inner, inner_body)
+            if lt is None:
+                continue
+            # What goes back to ``header`` from outside the inner loop (and the clauses of the
+            # ``try`` statements in it) must be ``continue`` paths: code that only goes on to
+            # ``header``, entered by a test (or from a clause), not by a jump out of the inner
+            # loop -- that is a ``break``, and what follows it is an enclosing loop's code
+            # (``while True: ...; while c: ...; <code> `` jumping back to the test).
+            clauses = self.with_clauses(inner_body)
+            extra = frozenset(self.cfg.loop_body(header)) - clauses - guard
+            if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
+                    x.last.op not in POP_JUMPS and all(s is header or s in extra for s in x.succs)
+                    and not any(p in clauses and p.last.op == "JUMP" and p.jump is x for p in x.preds)
+                    for x in extra):
+                return True
+        return False
+
     def _loop_ctx(self, ctx: Ctx, header: Block, cont: Block, brk: Optional[Block],
-                  body: FrozenSet[Block]) -> Ctx:
+                  body: FrozenSet[Block], conts: FrozenSet[Block] = frozenset()) -> Ctx:
         # Paths that leave the natural loop without breaking (``return``/``raise``) stay in the
         # body, so only the enclosing region limits the walk.
-        return Ctx(Loop(header, cont, brk, body), ctx.region, ctx.exc)
+        return Ctx(Loop(header, cont, brk, body, conts), ctx.region, ctx.exc)
 
     def _else_clause(self, normal: Optional[Block], follow: Optional[Block], stack: List[Any],
                      ctx: Ctx, stop: FrozenSet[Block]) -> List[ast.stmt]:
@@ -480,6 +681,16 @@ class LoopBuilder:
         if not isinstance(it, M.Iterator):
             raise StructureError("for loop over a value that is not an iterator")
         normal = header.jump
+        saved_header = getattr(self, "_for_header", None)
+        self._for_header = header
+        try:
+            return self._build_for_body(header, body, exits, stack, ctx, stop, out, it, normal)
+        finally:
+            self._for_header = saved_header
+
+    def _build_for_body(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],
+                        ctx: Ctx, stop: FrozenSet[Block], out: List[ast.stmt], it: Any,
+                        normal: Optional[Block]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         inner, inner_targets = self._body_code_exits(exits, body, normal, stack)
         only_inner: Optional[Block] = None
         if inner:
@@ -505,8 +716,9 @@ class LoopBuilder:
         for b, k in cuts.items():
             self.break_cuts[b] = (k, follow)
         try:
-            body_s, _, _ = self.walk(header.fallthrough, stack + [M.NextValue(it)],
-                                     self._loop_ctx(ctx, header, header, follow, body), frozenset())
+            body_s = self._loop_body(self.walk(header.fallthrough, stack + [M.NextValue(it)],
+                                               self._loop_ctx(ctx, header, header, follow, body),
+                                               frozenset()))
         finally:
             self.active_loops.discard(header)
             for b in cuts:
@@ -576,9 +788,10 @@ class LoopBuilder:
         try:
             loop_ctx = self._loop_ctx(ctx, header, cont, follow, body)
             if start is header:
-                body_s, _, _ = self.walk(header, list(stack), loop_ctx, frozenset(), first=header)
+                body_s = self._loop_body(self.walk(header, list(stack), loop_ctx, frozenset(),
+                                                   first=header))
             else:
-                body_s, _, _ = self.walk(start, list(stack), loop_ctx, frozenset())
+                body_s = self._loop_body(self.walk(start, list(stack), loop_ctx, frozenset()))
         finally:
             self.active_loops.discard(header)
         body_s = strip_trailing_continue(body_s) or [ast.Pass()]
@@ -632,8 +845,21 @@ class LoopBuilder:
 
     def build_guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
                             stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
-                            out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
-        """3.10+ ``while cond:``: ``if cond:`` guard + loop whose latch re-tests ``cond``."""
+                            out: List[ast.stmt], guard: Optional[Block] = None
+                            ) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
+        """3.10+ ``while cond:``: ``if cond:`` guard + loop whose latch re-tests ``cond``.
+
+        ``guard``: the block where the guard's test starts; when ``continue`` jumps back to it
+        (see ``_rotated_guard``), it is a second continue point of the loop."""
+        built = self._guarded_while(cond, header, exit_block, stack, ctx, stop, out, guard)
+        if built is None and guard is not None and guard in self.guard_tries:
+            raise _GuardNotLoop()
+        return built
+
+    def _guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
+                       stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                       out: List[ast.stmt], guard: Optional[Block]
+                       ) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
         if len(header.instrs) == 1 and header.last.op == "JUMP" and header.jump is not None \
                 and self.cfg.is_loop_header(header.jump):
             header = header.jump  # (a guard in several blocks ends in a jump to the loop)
@@ -643,6 +869,11 @@ class LoopBuilder:
         lt = self.latch_test(header, body)
         if lt is None:
             return None
+        conts: FrozenSet[Block] = frozenset()
+        if guard is not None and guard in self.guard_tries:
+            conts = frozenset([guard])
+            body = body | frozenset(self.cfg.loop_body(guard))
+        body = self.with_clauses(body)
         latch, normal = lt
         if normal is not exit_block and not _same_exit(normal, exit_block) \
                 and not _jumps_to_same(normal, exit_block):
@@ -654,13 +885,15 @@ class LoopBuilder:
         exits = self._chain_cleanup_exits(self._exits(body, header), chain, normal)
         follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
         self.active_loops.add(header)
+        self.active_loops.update(conts)
         self.latch_tests.add(latch)
         try:
-            body_s, _, _ = self.walk(header, list(stack),
-                                     self._loop_ctx(ctx, header, latch, follow, body), frozenset(),
-                                     first=header)
+            body_s = self._loop_body(self.walk(header, list(stack),
+                                               self._loop_ctx(ctx, header, latch, follow, body, conts),
+                                               frozenset(), first=header))
         finally:
             self.active_loops.discard(header)
+            self.active_loops.difference_update(conts)
             self.latch_tests.discard(latch)
         body_s = strip_trailing_continue(body_s) or [ast.Pass()]
         orelse = self._else_clause(normal, follow, stack, ctx, stop)

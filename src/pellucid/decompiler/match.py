@@ -163,7 +163,8 @@ class MatchBuilder:
         dins = done_block.instrs[done_idx] if done_idx < len(done_block.instrs) else None
         if copy_mode and dins is not None and dins.op == "POP_TOP":
             body = self._tail(done_block, done_idx + 1)
-        elif not copy_mode and dins is not None and dins.op not in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
+        elif not copy_mode and dins is not None and dins.op not in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE") \
+                and not self._guard_at(done_block, done_idx, base, fail):
             body = self._tail(done_block, done_idx)
         elif dins is None and done_block.last.op not in POP_JUMPS and done_block.fallthrough is not None \
                 and done_block.fallthrough.preds == [done_block]:
@@ -198,6 +199,8 @@ class MatchBuilder:
                 body = t
         fail_block = self._tail(*fail)
         merge = self.cfg.common_pdom(self._real(body), self._real(fail_block))
+        if merge is not None and self.loop_jump(merge, ctx) is not None:
+            merge = None  # (the cases meet at the loop's next iteration or exit: each says so)
         inner_stop = stop | {merge} if merge is not None else stop
         then_s, then_stack, then_end = self.walk(body, list(base), ctx, inner_stop)
         else_stack0 = list(base) + ([subj] if copy_mode else [])
@@ -233,6 +236,24 @@ class MatchBuilder:
             raise StructureError("match cases meet nowhere")
         self.emit(out, node, list(base))
         return then_stack, then_end
+
+    def _guard_at(self, block: Block, k: int, base: List[Any], fail: Tuple[Block, int]) -> bool:
+        """(A case whose pattern consumed the subject) ``block.instrs[k:]`` only compute a test
+        that goes where the pattern fails: a guard (3.11: ``case int(n) if n % 2:``)."""
+        if block.last.op not in POP_JUMPS or k >= len(block.instrs) - 1:
+            return False
+        if all(self._land(t, 0) != fail for t in (block.jump, block.fallthrough) if t is not None):
+            return False
+        saved = self.save_state()
+        trial, sink = list(base), []  # type: ignore[var-annotated]
+        try:
+            for g in block.instrs[k:-1]:
+                self.step(g, trial, sink)
+        except (StructureError, IndexError):
+            return False
+        finally:
+            self.restore_state(saved)
+        return not sink and len(trial) == len(base) + 1
 
     def _real(self, b: Block) -> Block:
         return self.cfg.idom.get(b, b) if b not in self.cfg.blocks else b

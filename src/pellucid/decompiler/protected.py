@@ -93,7 +93,41 @@ class ProtectedBuilder:
 
         For ``finally`` and ``with`` regions the answer is the path's statements (the ``finally``
         copy, then ``return``/``break``/``continue``), which belong at the end of the body;
-        ``True`` means "walk on, the path is part of the body"; ``False`` that it is not one."""
+        ``True`` means "walk on, the path is part of the body"; ``False`` that it is not one.
+
+        Leaving an ``except`` statement's body, the path may also leave enclosing ``finally``/
+        ``with`` statements (``continue`` in a ``try`` inside a ``try/finally``: the finally
+        copy, then the jump): it is read by them in turn, and is then the body's end too."""
+        found = self._private_exit(block, ctx, stack)
+        if found is not False or ctx.exc is None or self._absorb.get(ctx.exc) != "except" \
+                or not any(self._absorb.get(lv) in ("finally", "with")
+                           for lv in self._enclosing_levels(ctx.exc)):
+            return found
+        before = self.seq_counter
+        trial = self._exit_path(block, ctx, stack)
+        if trial is None:
+            return False
+        body = list(trial)
+        _strip_unwinding(body)  # (leaving an enclosing clause on the way: its POP_EXCEPT)
+        body = _fold_spilled_return(self._drop_outer_copies(body, ctx.exc))
+        if len(body) == 1 and isinstance(body[0], (ast.Break, ast.Continue)):
+            return trial
+        if len(body) == 1 and isinstance(body[0], ast.Return) and _computed_before(body[0].value, before):
+            return trial
+        return False
+
+    def _enclosing_levels(self, level: int) -> List[int]:
+        """The handler levels of the statements enclosing ``level``'s, innermost first."""
+        out: List[int] = []
+        ctxs = self._level_ctxs()
+        here = ctxs.get(level)
+        while here is not None and here.exc is not None and here.exc not in out:
+            out.append(here.exc)
+            here = ctxs.get(here.exc)
+        return out
+
+    def _private_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Union[bool, List[ast.stmt]]:
+        """(``private_exit`` for the statement's own region)"""
         mode = self._absorb.get(ctx.exc) if ctx.exc is not None else None
         if mode is None:
             return False
@@ -242,6 +276,7 @@ class ProtectedBuilder:
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that is exactly the ``finally`` copy followed by return/break/continue."""
         final = self._finally_bodies.get(ctx.exc) if ctx.exc is not None else None
+        before = self.seq_counter
         trial = self._exit_path(block, ctx, stack) if final is not None else None
         if trial is None or final is None:
             return None
@@ -255,7 +290,7 @@ class ProtectedBuilder:
         if isinstance(last, ast.Return):
             # Only a value computed before the finally copy belongs to ``return`` in the body;
             # ``return f()`` after the copy is code after the try statement.
-            return trial if last.value is None or isinstance(last.value, ast.Constant) else None
+            return trial if _computed_before(last.value, before) else None
         return trial if isinstance(last, (ast.Break, ast.Continue)) else None
 
     # -- building ---------------------------------------------------------------------------------
@@ -298,6 +333,17 @@ class ProtectedBuilder:
             body = body[1:]
         elif enter in (end_stack or []):
             raise StructureError("with target never stored")
+        resume = None
+        if end_stack is None:
+            # The body never finishes normally, but __exit__ may swallow its exception: go on
+            # where the handler's suppression path goes.
+            resume = self._with_suppression_resume(level, stack)
+            if resume is not None and body and isinstance(body[-1], ast.Return) \
+                    and _same_constant_return(body[-1], resume[1]):
+                # 3.10+ copy the function's closing ``return None`` into the body's way out and
+                # into the suppression path: both go on to the same return, which is the code
+                # after the statement (the body's copy is no ``return`` written in it).
+                body = body[:-1]
         item = ast.withitem(enter.value, target)
         node: ast.stmt
         node = ast.AsyncWith([item], body or [ast.Pass()]) if enter.is_async \
@@ -305,9 +351,6 @@ class ProtectedBuilder:
         below = stack[:-1]
         self.emit(out, node, below)
         if end_stack is None:
-            # The body never finishes normally, but __exit__ may swallow its exception: go on
-            # where the handler's suppression path goes.
-            resume = self._with_suppression_resume(level, stack)
             if resume is None:
                 return None, None
             return resume
@@ -433,6 +476,11 @@ class ProtectedBuilder:
             final = _strip_reraise(probe) or [ast.Pass()]
             body = self.strip_finally_copies(body, final, level)
             node = ast.Try(body or [ast.Pass()], [], [], final)
+            if len(body) == 1 and isinstance(body[0], ast.Try) and body[0].handlers \
+                    and not body[0].finalbody:
+                # ``try: (try: ... except: ...) finally: ...`` is how the compiler lays out
+                # ``try: ... except: ... finally: ...``
+                node = ast.Try(body[0].body, body[0].handlers, body[0].orelse, final)
             self.emit(out, node, stack)
             if body_stack is None:
                 return None, None
@@ -450,6 +498,8 @@ class ProtectedBuilder:
             if not _starts_with(rest, final):
                 rest = _loop_exits_as_breaks(rest)
             if not _starts_with(rest, final):
+                rest = _drop_jumps_before_same(rest)
+            if not _starts_with(rest, final):
                 raise StructureError("finally body not repeated on the normal path")
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
@@ -457,7 +507,8 @@ class ProtectedBuilder:
         after, copies = self._try_follow(exit_block, hblock)
         loop = ctx.loop
         # (the loop's own points: when the body's normal exit goes on around the loop too)
-        targets = (loop.cont, loop.header, loop.brk) if loop is not None and exit_block is not None else ()
+        targets = (loop.cont, loop.header, loop.brk) + tuple(loop.conts) \
+            if loop is not None and exit_block is not None else ()
         around = frozenset(b for b in targets if b is not None)
         if after in targets:
             # A clause that goes on around the loop (``else: continue`` of a for-else in it)
@@ -466,22 +517,61 @@ class ProtectedBuilder:
             alt, alt_copies = self._try_follow(exit_block, hblock, around)
             if alt is not None and alt not in around:
                 after, copies = alt, alt_copies
+        if after is not None and after in targets and exit_block is not None and (
+                exit_block in stop or exit_block is not after and all(
+                    isinstance(self.loop_jump(x, ctx), ast.Break) for x in self._clause_exits(hblock))):
+            # The clauses go on only around the loop, and the body where the walk must stop
+            # (an enclosing ``if``'s arms meet there), or elsewhere than the clauses' jump to
+            # the loop's exit (which only ``break`` makes, never the end of a clause): each
+            # clause ends in its own ``continue``/``break``, the statement ends where the
+            # body does.
+            after, copies = exit_block, []
         if after in targets:
             # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
             # only around the loop; where the clauses go on is the statement's follow.
             only, only_copies = self._try_follow(None, hblock)
             if only is not None and only not in targets:
                 after, copies = only, only_copies
+        if ctx.region is not None and exit_block is not None and after is not exit_block \
+                and (exit_block.origin or exit_block) not in ctx.region \
+                and self.private_exit(exit_block, ctx, list(body_stack or stack)) is False:
+            # The body runs off the end of the enclosing statement's region (3.11+: straight
+            # into its ``finally`` copy): the statement ends that region's code, and clauses
+            # that meet the body only past it (a ``break`` out of both) leave on their own.
+            after, copies = exit_block, []
+        if exit_block is None and after is not None and not copies \
+                and self.loop_jump(after, ctx) is not None:
+            # The body never goes on (it ends in ``continue``/``return``...) and the clauses go
+            # on only by leaving the loop: each clause ends in its own ``break``/``continue``,
+            # and nothing follows the statement (written after it, the ``break`` would read as
+            # the body's way on).
+            after = None
         hstop = (stop | {after} if after is not None else stop) | frozenset(copies)
-        if ctx.exc is not None:
-            # An except clause nested in another ``try`` may run off that try's end (≤3.10
-            # pops its block first): the clause ends there, where the statement goes on.
+        # (the ``else`` clause is walked in the statement's own region: its way out of an
+        # enclosing ``with``/``try`` is read like the body's)
+        estop = hstop
+        if ctx.region is not None:
+            # The clauses are walked in the region of the statement enclosing this one: one
+            # that runs off that statement's end (≤3.10 pops its block first) ends there,
+            # where the statement goes on, and one that leaves it by ``return``/``break``
+            # (its ``finally`` copy or ``__exit__`` call, then the jump) ends with that jump,
+            # as the body does (see ``private_exit``).
+            hctx = Ctx(ctx.loop, ctx.region, ctx.exc)
+        elif ctx.exc is not None:
             hstop = hstop | self._region_leaves(ctx)
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
         if copies and any(st is not None and not _same_stack(st, stack) for st in (body_stack, hstack)):
             # The copies run the same instructions on what each path left on the stack (each
             # path's own return value): the same code, but not the same statement.
             raise StructureError("paths end in copies of one exit holding different values")
+        if hstack is not None and hend is not None and hend is not after and hend not in copies \
+                and ctx.region is not None and (hend.origin or hend) not in ctx.region:
+            # A clause that leaves the enclosing ``with``/``try`` by its own ``return`` (the
+            # ``__exit__`` call or ``finally`` copy, then the return): the clause's end, as it
+            # is for the body (see ``private_exit``).
+            leave = self.private_exit(hend, ctx, hstack)
+            if isinstance(leave, list):
+                hs, hstack, hend = hs + leave, None, None
         if after is None and hstack is not None and hend is not None and exit_block is None:
             # the clauses' way on found by walking them: off the end of an enclosing try
             after = hend
@@ -493,7 +583,8 @@ class ProtectedBuilder:
         orelse: List[ast.stmt] = []
         else_stack: Optional[List[Any]] = None
         if exit_block is not None and exit_block is not after:
-            orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx, hstop)
+            orelse, else_stack, else_end = self.walk(exit_block, list(body_stack), ctx,
+                                                     estop if ctx.region is not None else hstop)
             jump = self.loop_jump(else_end, ctx) if else_stack is not None and else_end is not None \
                 and else_end is not after else None
             if jump is not None:
@@ -503,6 +594,15 @@ class ProtectedBuilder:
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
+        if trailing is None and orelse and all(_terminates(h.body) for h in handlers):
+            # No clause goes on: the ``else`` clause is the code after the statement (which
+            # is how such code is written; both compile to the same instructions).
+            node.orelse = []
+            self.emit(out, node, stack)
+            out.extend(orelse)
+            if else_stack is None or after is None:
+                return None, None
+            return list(else_stack), after
         if trailing is not None:
             # Clauses ran into a copy of the code after the try (CPython duplicates small exit
             # blocks); it runs after the clause ends, so it goes after the statement.
@@ -546,22 +646,7 @@ class ProtectedBuilder:
         and every clause's exit (what follows its POP_EXCEPT).  Re-raise paths don't count,
         which is why a post-dominator of the handler is no answer.  Also the blocks that are
         copies of that point (where clauses go on with the same code)."""
-        exits: List[Block] = []
-        seen = set()
-        work = [hblock]
-        while work:
-            b = work.pop()
-            if b in seen:
-                continue
-            seen.add(b)
-            if any(i.op == "POP_EXCEPT" for i in b.instrs):
-                # (not a path that only returns: that leaves the function, not the clause;
-                # nested in a clause, its POP_EXCEPT is the enclosing clause's.  But a clause
-                # that jumps there falls off its end: ≤3.10 write ``return`` inline.)
-                exits.extend(s for s in b.succs if not self.inert_exit(s, Ctx(None, None, None))
-                              or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
-                continue
-            work.extend(b.succs)
+        exits = self._clause_exits(hblock)
         if around:
             exits = [x for x in exits if past_lone_jumps(x) not in around]
             if not exits:
@@ -587,7 +672,58 @@ class ProtectedBuilder:
             code = _tail_past_jump(points[0])
             if code is not None and all(_tail_past_jump(p) == code for p in points[1:]):
                 return points[0], [p for p in points[1:] if p is not points[0]]
+        if after is None and len(exits) > 1:
+            # Some clauses return (from a ``try`` nested in them, leaving the clause and any
+            # ``with`` around it): where the others go on.
+            going = [x for x in exits if not _inline_return(x, True)]
+            if going and len(going) < len(exits):
+                again = ([exit_block] if exit_block is not None else []) + going
+                after = again[0]
+                for p in again[1:]:
+                    after = self.cfg.common_pdom(after, p) if after is not None else None
+        if after is None and exit_block is not None and exits:
+            # No block post-dominates them because the ``else`` clause (or a clause) may also
+            # raise or return: where they meet is the first block (in code order) every one
+            # of them reaches.
+            after = self._first_meeting(points)
         return after, []
+
+    def _first_meeting(self, points: List[Block]) -> Optional[Block]:
+        common: Optional[set] = None
+        for start in points:
+            seen = set()
+            work = [start]
+            while work and len(seen) < 400:
+                b = work.pop()
+                if b in seen or b in self.cfg.handler_blocks:
+                    continue
+                seen.add(b)
+                work.extend(b.succs)
+            common = seen if common is None else common & seen
+        if not common:
+            return None
+        return min(common, key=lambda b: b.start)
+
+    def _clause_exits(self, hblock: Block) -> List[Block]:
+        """Where the clauses of the handler at ``hblock`` go on: what follows each POP_EXCEPT."""
+        exits: List[Block] = []
+        seen = set()
+        work = [hblock]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            if any(i.op == "POP_EXCEPT" for i in b.instrs):
+                # (not a path that only returns: that leaves the function, not the clause;
+                # nested in a clause, its POP_EXCEPT is the enclosing clause's.  But a clause
+                # that jumps there falls off its end: ≤3.10 write ``return`` inline.)
+                exits.extend(s for s in b.succs if (not self.inert_exit(s, Ctx(None, None, None))
+                                                    and not (b.last.op != "JUMP" and _inline_return(s)))
+                              or (b.last.op == "JUMP" and s is b.jump and s.start > hblock.start))
+                continue
+            work.extend(b.succs)
+        return exits
 
     def _trailing_breaks(self, handlers: List[ast.ExceptHandler], stack: List[Any], ctx: Ctx) -> None:
         """Clauses that end in a copy of the code after the enclosing loop end in ``break``.
@@ -855,6 +991,37 @@ def _returns_past_handler(block: Block, ctx: Ctx) -> bool:
     return False
 
 
+def _same_constant_return(ret: ast.Return, block: Block) -> bool:
+    """``block`` (past lone jumps) only returns the constant ``ret`` returns."""
+    value = ret.value
+    if value is not None and not isinstance(value, ast.Constant):
+        return False
+    const = None if value is None else value.value
+    block = past_lone_jumps(block)
+    ins = block.instrs
+    return len(ins) == 2 and ins[0].op == "LOAD_CONST" and ins[1].op == "RETURN_VALUE" \
+        and type(ins[0].arg) is type(const) and repr(ins[0].arg) == repr(const)
+
+
+def _inline_return(block: Block, plain: bool = False) -> bool:
+    """From ``block`` the code only falls through, without a jump or a test, leaving an
+    enclosing ``except`` clause (its POP_EXCEPT) on the way, to a ``return``: a ``return``
+    written in a clause nested in another (and maybe in ``with`` statements), not the way the
+    inner statement goes on (a jump), nor a copy of the code after it (3.10+ copies a short
+    ``return`` after the statement into the clause, which leaves no other clause).  ``plain``:
+    any such ``return``, in one clause or several."""
+    node: Optional[Block] = block
+    unwinds = False
+    for _ in range(8):
+        if node is None or node.last.target is not None or node.last.op in ("RAISE_VARARGS", "RERAISE"):
+            return False
+        unwinds = unwinds or any(i.op == "POP_EXCEPT" for i in node.instrs)
+        if node.last.op == "RETURN_VALUE":
+            return unwinds or plain
+        node = node.fallthrough
+    return False
+
+
 def _tail_past_jump(block: Block) -> Optional[List[Tuple[Any, ...]]]:
     """``tail_code`` of ``block``, or of where it jumps when it is only a jump: ≤3.10 end a try
     body with ``POP_BLOCK; JUMP`` (the POP_BLOCK dropped, the jump left alone in the region)
@@ -899,6 +1066,10 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
         for node in ast.walk(st):
             if isinstance(node, (PopExcept, Reraise)):
                 return False  # an enclosing clause's end (3.10+ copies it into every path)
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+                    and isinstance(node.operand, ast.Constant) \
+                    and type(node.operand.value) in (int, float, complex):
+                continue  # a negative constant (one LOAD_CONST)
             if isinstance(node, (ast.Call, ast.Yield, ast.YieldFrom, ast.Await, ast.Attribute,
                                  ast.Subscript, ast.BinOp, ast.UnaryOp, ast.Compare)):
                 return False
@@ -946,9 +1117,12 @@ def _strip_reraise(stmts: List[ast.stmt]) -> List[ast.stmt]:
     """The ``finally`` body: the handler without the RERAISE that ends it."""
     if not stmts:
         return stmts
+    stmts = _unguard_reraises(stmts)
     last = stmts[-1]
     if isinstance(last, Reraise):
-        return stmts[:-1]
+        # (an ``if`` before it whose arms end in copies of it: they go on to the same end)
+        return _strip_reraise(stmts[:-1]) if len(stmts) > 1 and isinstance(stmts[-2], ast.If) \
+            else stmts[:-1]
     if isinstance(last, ast.If):
         body = _strip_reraise(last.body)
         orelse = _strip_reraise(last.orelse)
@@ -958,6 +1132,18 @@ def _strip_reraise(stmts: List[ast.stmt]) -> List[ast.stmt]:
             from pellucid.decompiler.structure import negate
             return stmts[:-1] + [ast.If(negate(last.test), orelse, [])]
         return stmts[:-1] + [ast.If(last.test, body, orelse)]
+    return stmts
+
+
+def _unguard_reraises(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: <re-raise>`` followed by statements that end by re-raising -> ``if not c:``
+    around them: the test of an ``if`` in a ``finally`` body whose arm copies the RERAISE was
+    read as a guard (3.11+)."""
+    from pellucid.decompiler.structure import negate
+    for i, st in enumerate(stmts):
+        if isinstance(st, ast.If) and len(st.body) == 1 and isinstance(st.body[0], Reraise) \
+                and not st.orelse and i + 1 < len(stmts) and _ends_in_reraise(stmts[i + 1:]):
+            return stmts[:i] + [ast.If(negate(st.test), _unguard_reraises(stmts[i + 1:]), [])]
     return stmts
 
 
@@ -1040,6 +1226,28 @@ def _loop_exits_as_breaks(stmts: List[ast.stmt]) -> List[ast.stmt]:
     return new if changed[0] else stmts
 
 
+def _drop_jumps_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: A else: continue`` followed by ``continue`` -> ``if c: A`` then ``continue``
+    (likewise ``break``, and ``return`` of a constant; either arm).  The arm's own copy of the
+    jump runs the same jump as the statement after the ``if``: the normal-path copy of a
+    ``finally`` body that ends a loop body jumps back from each of its arms."""
+    out = list(stmts)
+    for i in range(len(out) - 1):
+        st, nxt = out[i], out[i + 1]
+        if not isinstance(st, ast.If) or not isinstance(nxt, (ast.Continue, ast.Break, ast.Return)):
+            continue
+        if isinstance(nxt, ast.Return) and not (nxt.value is None or isinstance(nxt.value, ast.Constant)):
+            continue
+        key = ast.dump(nxt)
+        body = st.body[:-1] if st.body and ast.dump(st.body[-1]) == key else st.body
+        orelse = st.orelse[:-1] if st.orelse and ast.dump(st.orelse[-1]) == key else st.orelse
+        if body is not st.body or orelse is not st.orelse:
+            new = copy.copy(st)
+            new.body, new.orelse = body or [ast.Pass()], orelse
+            out[i] = new
+    return out
+
+
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
     if len(prefix) == 1 and isinstance(prefix[0], ast.Pass):
         return True
@@ -1103,7 +1311,9 @@ def _movable_return(ret: ast.Return) -> bool:
 def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
     def block(body: List[ast.stmt]) -> List[ast.stmt]:
         if body and ast.dump(body[-1]) == ret:
-            return body[:-1] or [ast.Pass()]
+            # (and the copies in the statement before it, which go on to the same return)
+            rest = body[:-1]
+            return rest[:-1] + [_without_tail_return(rest[-1], ret)] if rest else [ast.Pass()]
         if body:
             return body[:-1] + [_without_tail_return(body[-1], ret)]
         return body
@@ -1115,7 +1325,8 @@ def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
     if isinstance(stmt, ast.If):
         new_if = copy.copy(stmt)
         new_if.body = block(stmt.body)
-        new_if.orelse = block(stmt.orelse)
+        orelse = block(stmt.orelse)
+        new_if.orelse = [] if len(orelse) == 1 and isinstance(orelse[0], ast.Pass) else orelse
         return new_if
     if isinstance(stmt, ast.Try) and not stmt.orelse:
         # a return in the body (or a clause) runs the `finally` block, then returns; falling

@@ -62,14 +62,80 @@ def render_code(code: types.CodeType, func: Any = None, name: Optional[str] = No
         if len(fn.body) == 1 and isinstance(fn.body[0], ast.Return):
             value = fn.body[0].value or ast.Constant(None)
             return unparse(ast.Expression(ast.Lambda(fn.args, value)))
-    return unparse(tree)
+    return closure_comment(code, func) + unparse(tree)
 
 
 def defaults_of(func: Any, pool: ConstantPool) -> Dict[str, Any]:
-    """Default values and annotations of a function object, as expressions."""
+    """Default values and annotations of a function object, as expressions.
+
+    (For reading: a default that is a plain list, dict or set is written as its display, which
+    makes an equal object where the function holds one.)"""
     out: Dict[str, Any] = {}
     defaults = getattr(func, "__defaults__", None) or ()
-    out["defaults"] = [pool.expr(v) for v in defaults]
+    out["defaults"] = [_value_expr(v, pool) for v in defaults]
     kwd = getattr(func, "__kwdefaults__", None) or {}
-    out["kwdefaults"] = {k: pool.expr(v) for k, v in kwd.items()}
+    out["kwdefaults"] = {k: _value_expr(v, pool) for k, v in kwd.items()}
+    annotations = getattr(func, "__annotations__", None)
+    if isinstance(annotations, dict):
+        out["annotations"] = {k: _annotation_expr(v, pool) for k, v in annotations.items()
+                              if isinstance(k, str)}
     return out
+
+
+_DISPLAYS = (list, dict, set)
+
+
+def _value_expr(value: Any, pool: ConstantPool) -> ast.expr:
+    if type(value) in _DISPLAYS and len(repr(value)) <= 200:
+        try:
+            tree = ast.parse(repr(value), mode="eval")
+            if eval(compile(tree, "<default>", "eval"), {"__builtins__": {}}) == value:  # noqa: S307
+                return tree.body
+        except Exception:  # noqa: BLE001 - not a plain display
+            pass
+    return pool.expr(value)
+
+
+def _annotation_expr(value: Any, pool: ConstantPool) -> ast.expr:
+    """An annotation as the expression that names it: a class by its (qualified) name, a
+    string annotation (``from __future__ import annotations``) as the expression it spells,
+    a typing construct as its repr (``list[int]``, ``typing.Optional[str]``)."""
+    text = None
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, type):
+        module = getattr(value, "__module__", "")
+        qualname = getattr(value, "__qualname__", "")
+        text = qualname if module == "builtins" else "%s.%s" % (module, qualname)
+    elif value is None:
+        return ast.Constant(None)
+    elif getattr(type(value), "__module__", "") in ("typing", "types", "typing_extensions"):
+        text = repr(value)
+    if text is not None:
+        try:
+            return ast.parse(text, mode="eval").body
+        except SyntaxError:
+            if isinstance(value, str):
+                return ast.Constant(value)
+    return pool.expr(value)
+
+
+def closure_comment(code: types.CodeType, func: Any) -> str:
+    """``# closure: name = value, ...`` for a function object's free variables (empty cells
+    and long reprs shortened), or the empty string."""
+    cells = getattr(func, "__closure__", None)
+    if not cells or not code.co_freevars or len(cells) != len(code.co_freevars):
+        return ""
+    parts = []
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            text = repr(cell.cell_contents)
+        except ValueError:
+            text = "<empty>"
+        except Exception:  # noqa: BLE001 - a repr that fails
+            text = "<%s>" % type(cell.cell_contents).__name__
+        text = " ".join(text.split())
+        if len(text) > 60:
+            text = text[:57] + "..."
+        parts.append("%s = %s" % (name, text))
+    return "# closure: %s\n" % ", ".join(parts)

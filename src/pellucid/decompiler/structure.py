@@ -29,11 +29,18 @@ _CASE_START = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL
 _CASE_START_NO_CLASS = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING"])
 
 
+class _MeetAtLoopPoint(StructureError):
+    """(if_statement: retry with arms that end in their own loop jumps)"""
+
+
 class Loop(NamedTuple):
     header: Block
     cont: Block  # where ``continue`` goes
     brk: Optional[Block]  # where ``break`` goes
     body: FrozenSet[Block]
+    # other places a ``continue`` goes (3.10+ ``while c:``: the test before the loop, besides
+    # the re-test at its end)
+    conts: FrozenSet[Block] = frozenset()
 
 
 class Ctx(NamedTuple):
@@ -86,19 +93,24 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
         pairs = []
         for field in x._fields:
             fx, fy = getattr(x, field, None), getattr(y, field, None)
+            if isinstance(x, ast.Slice) and (fx is None) != (fy is None):
+                # (a slice bound that is None is the constant None: ``s[:a if c else None]``)
+                fx = ast.Constant(None) if fx is None else fx
+                fy = ast.Constant(None) if fy is None else fy
             if isinstance(fx, list) and isinstance(fy, list) and len(fx) == len(fy):
                 pairs.extend((field, k, p, q) for k, (p, q) in enumerate(zip(fx, fy)))
             else:
                 pairs.append((field, None, fx, fy))
         differing = [p for p in pairs if not same(p[2], p[3])]
-        if len(differing) != 1 or not isinstance(differing[0][2], ast.AST):
-            return None
+        if len(differing) != 1 or not all(isinstance(v, ast.expr) for v in differing[0][2:4]):
+            return None  # (an operand only one side has)
         return differing[0]  # type: ignore[return-value]
 
     if same(a, b):
         return None
     # Descend while exactly one child differs; the last such pair becomes the conditional.
     path = []
+    pairs = [(a, b)]
     x, y = a, b
     while True:
         d = diff(x, y)
@@ -106,7 +118,12 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
             break
         field, k, px, py = d
         path.append((x, field, k))
+        pairs.append((px, py))
         x, y = px, py
+    while path and isinstance(x, ast.Slice):  # (a slice is no operand: the subscript is)
+        path.pop()
+        pairs.pop()
+        x, y = pairs[-1]
     if not path:
         return None
     new: ast.expr = ast.IfExp(cond, x, y)
@@ -134,6 +151,17 @@ def _merge_returns(cond: ast.expr, a: ast.expr, b: ast.expr, live: List[Any]) ->
                   or not isinstance(node, ast.expr)):
             return None
     return None
+
+
+def _constant_return(st: ast.stmt) -> bool:
+    return isinstance(st, ast.Return) and (st.value is None or isinstance(st.value, ast.Constant))
+
+
+def _copied_return(a: ast.stmt, b: ast.stmt) -> bool:
+    """Two ``return`` statements made from copies of one ``RETURN_VALUE`` (the same source
+    position, known)."""
+    pa, pb = getattr(a, "_pos", None), getattr(b, "_pos", None)
+    return pa is not None and pa == pb
 
 
 def _copied_constant_return(block: Block) -> bool:
@@ -308,6 +336,8 @@ class Structurer:
     floor = 0
     outer_floor = 0
     latch_tests: Set[Block]  # set by the host's __init__: a loop's re-test is no operand of an ``if``
+    guard_tries: Set[Block]  # set by the host's __init__ (see loops._rotated_guard)
+    guard_failed: Set[Block]  # (likewise)
     forward_only_tests = False  # 3.12+: conditional jumps only go forward (set by the host)
     returns_const = False  # 3.12+: ``return <constant>`` is one RETURN_CONST (set by the host)
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
@@ -346,7 +376,7 @@ class Structurer:
                 pass
             elif block not in self.active_loops and (self.cfg.is_loop_header(block)
                                                      or block.last.op == "FOR_ITER") \
-                    and not self._try_around_loop(block, ctx):
+                    and not self._try_holds_loop(block, ctx):
                 built = self.compound(self.build_loop, block, stack, ctx, stop, out)
                 stack, block = self._moved_on(block, ctx, stop, built)
                 if stack is None:
@@ -366,16 +396,28 @@ class Structurer:
                 return out, None, None
             stack, block = nxt
 
-    def _try_around_loop(self, header: Block, ctx: Ctx) -> bool:
-        """Whether the loop at ``header`` starts a ``try`` body that holds it whole (its back
-        edges are in the ``try`` too): ``try: while x: ...`` (3.14 no longer repeats the test
-        at the loop's end, so the loop's first block is the ``try``'s; so is ``while True:``'s
-        on every version).  The ``try`` statement is built first, the loop inside it."""
-        h = self.effective_handler(header)  # type: ignore[attr-defined]
-        if h is None or h == ctx.exc:
+    def _try_holds_loop(self, header: Block, ctx: Ctx) -> bool:
+        """``header`` heads a loop and starts a new ``try``/``with`` level whose region holds
+        the loop's back edges: the statement encloses the loop (``try: while True: ...``).
+
+        A loop whose first statement is a ``try`` starts in that region too (3.11+ has no
+        instruction before it), but it goes back to the header from outside the region, after
+        the statement; built first, the loop puts the ``try`` inside, where it belongs.  Built
+        first here, it would put the ``try`` statement's ``finally`` inside the loop."""
+        if self.effective_handler(header) == ctx.exc:  # type: ignore[attr-defined]
+            return False
+        chain = self.handler_chain(header)  # type: ignore[attr-defined]
+        if ctx.exc is None:
+            level = chain[-1] if chain else None
+        else:
+            pos = chain.index(ctx.exc) if ctx.exc in chain else 0
+            level = chain[pos - 1] if pos > 0 else None
+        if level is None:
             return False
         latches = [p for p in header.preds if self.cfg.dominates(header, p)]
-        return bool(latches) and all(h in self.handler_chain(p) for p in latches)  # type: ignore[attr-defined]
+        if not latches:
+            return False
+        return all(level in self.handler_chain(p) for p in latches)  # type: ignore[attr-defined]
 
     def _moved_on(self, start: Block, ctx: Ctx, stop: FrozenSet[Block],
                   result: Tuple[Optional[List[Any]], Optional[Block]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
@@ -411,12 +453,14 @@ class Structurer:
         if loop is None:
             return None
         # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target.
+        conts = loop.conts
         while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
-                and block is not loop.header and block is not loop.cont and block is not loop.brk:
+                and block is not loop.header and block is not loop.cont and block is not loop.brk \
+                and block not in conts:
             block = block.jump
         if block is loop.brk:
             return ast.Break()
-        if block is loop.cont:
+        if block is loop.cont or block in conts:
             return ast.Continue()
         return None
 
@@ -641,7 +685,7 @@ class Structurer:
         cond, t, f, stack, chain = self._fold_condition(block, list(stack))
         # 3.10+ ``while c:`` (guard + loop re-testing ``c`` at its latch) first: its guard's
         # false arm may itself be a ``break``/``continue`` (``while c: ... else: break``).
-        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out)
+        guarded = self.build_guarded_while(cond, t, f, stack, ctx, stop, out, block)
         if guarded is not None:
             return None if guarded[0] is None else guarded  # type: ignore[return-value]
         loop = ctx.loop
@@ -710,11 +754,25 @@ class Structurer:
                      stop: FrozenSet[Block], out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
         """``if cond:`` with ``t`` and ``f`` as its arms (or a conditional expression, or a
         guarded ``while``), once the test is known not to be a ``break``/``continue``."""
+        saved, written, entry = self.save_state(), len(out), list(stack)
+        try:
+            return self._if_statement(cond, t, f, stack, ctx, stop, out, False)
+        except _MeetAtLoopPoint:
+            # The arms meet only at the loop's next iteration (or its exit), and one goes on
+            # elsewhere first: each ends in its own ``continue``/``break``.
+            self.restore_state(saved)
+            del out[written:]
+            stack[:] = entry
+            return self._if_statement(cond, t, f, stack, ctx, stop, out, True)
+
+    def _if_statement(self, cond: ast.expr, t: Block, f: Block, stack: List[Any], ctx: Ctx,
+                      stop: FrozenSet[Block], out: List[ast.stmt],
+                      apart: bool) -> Optional[Tuple[List[Any], Optional[Block]]]:
         if t is f:
             # Both ways lead to the same place, but the test still calls ``bool(cond)``.
             self.emit(out, ast.If(cond, [ast.Pass()], []), stack)
             return stack, t
-        merge = self.cfg.common_pdom(t, f)
+        merge = self.cfg.common_pdom(t, f) if not apart else None
         if merge is not None and ctx.region is not None and merge not in ctx.region \
                 and merge not in stop and isinstance(self.private_exit(merge, ctx, stack), list):
             # Every way out of the try passes the ``break`` path (``if a or b: break`` in a
@@ -758,8 +816,11 @@ class Structurer:
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
         else:
             # (Not for an exception-match test: handler recognition walks its arms itself.)
+            # (also when the arms meet only at the loop's next iteration or exit as far as normal
+            # flow tells: a ``try`` in one arm may meet the other through its clauses)
             joined = self._arms_to_join(t, f, stack, ctx, stop) \
-                if merge is None and not any(isinstance(n, M.Marker) for n in all_nodes(cond)) else None
+                if (merge is None or (self.loop_jump(merge, ctx) is not None and self._has_try(t, f, ctx))) \
+                and not any(isinstance(n, M.Marker) for n in all_nodes(cond)) else None
             if joined is not None:
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = joined
             else:
@@ -777,6 +838,23 @@ class Structurer:
             # the compiler then copied into each arm: ``return 'a' if c else 'b'``.
             self.emit(out, ast.Return(ast.IfExp(cond, then_s[0].value,  # type: ignore[attr-defined]
                                                 else_s[0].value)), stack)  # type: ignore[attr-defined]
+            return None
+        if then_stack is None and else_stack is None and _single_return(then_s) \
+                and _single_return(else_s) and _copied_return(then_s[0], else_s[0]) \
+                and not any(isinstance(n, M.Marker) for n in all_nodes(cond)):
+            # 3.10+ copy a short tail into each arm of a conditional expression: ``return (a
+            # if a else 2) + 1`` became two returns, each at the one return's place in the
+            # source (a ``return`` written twice is at two places).
+            merged = _merge_returns(cond, then_s[0].value, else_s[0].value, [])  # type: ignore[attr-defined]
+            if merged is not None:
+                self.emit(out, ast.Return(merged), stack)
+                return None
+        if then_stack is None and else_stack is None and len(then_s) > 1 and len(else_s) > 1 \
+                and _constant_return(then_s[-1]) and ast.dump(then_s[-1]) == ast.dump(else_s[-1]):
+            # Both arms end in the same ``return <constant>`` (3.10+ copy the function's closing
+            # return into each): an ``if``/``else`` followed by that return.
+            self.emit(out, self.make_if(cond, then_s[:-1], else_s[:-1]), stack)
+            out.append(then_s[-1])
             return None
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
@@ -810,6 +888,9 @@ class Structurer:
             return then_stack, then_end
         if then_end is not else_end and not (then_end is not None and else_end is not None
                                              and same_code(then_end, else_end)):
+            if not apart and merge is not None and merge in (then_end, else_end) \
+                    and self.loop_jump(merge, ctx) is not None:
+                raise _MeetAtLoopPoint()
             raise StructureError("branches of an if meet nowhere")
         if len(then_stack) != len(else_stack):
             raise StructureError("branches leave different stack depths")
@@ -817,6 +898,10 @@ class Structurer:
             raise StructureError("branches leave different values on the stack")
         self.emit(out, self.make_if(cond, then_s, else_s), stack)
         return then_stack, then_end
+
+    def _has_try(self, t: Block, f: Block, ctx: Ctx) -> bool:
+        """An arm starts a ``try``/``with`` statement (a handler other than the region's)."""
+        return any(self.effective_handler(b) != ctx.exc for b in (t, f))  # type: ignore[attr-defined]
 
     def _arms_to_join(self, t: Block, f: Block, stack: List[Any], ctx: Ctx,
                       stop: FrozenSet[Block]) -> Optional[Tuple[WalkResult, WalkResult]]:
@@ -838,6 +923,11 @@ class Structurer:
                     continue
                 seen[b] = None
                 work.extend(b.succs)
+                # (and into the clauses of a ``try`` in the arm: ``except E: break`` is how a
+                # ``while True`` in it goes on, an edge no post-dominator sees)
+                h = self.effective_handler(b)  # type: ignore[attr-defined]
+                if h is not None and h != ctx.exc and h in self.cfg.block_at:
+                    work.append(self.cfg.block_at[h])
             return seen
 
         from_t, from_f = reach(t), reach(f)

@@ -187,7 +187,75 @@ def _unparser_38() -> type:
                 self.write(",")
             self.write("]")
 
+        def _JoinedStr(self, t: ast.JoinedStr) -> None:
+            # astunparse writes the literal parts as they are, so escape sequences were lost
+            # (rf"\b{s}" read back as a backspace, "\r\n" as a newline, "\0" a null byte in
+            # the source, "\x" left dangling): escape them, and pick a quote no expression
+            # part uses (3.8 allows no backslash there).
+            exprs: List[str] = []
+            self._fstring_exprs(t, exprs)
+            for quote in ("'", '"', "'''", '"""'):
+                if not any(quote[0] in e for e in exprs):
+                    break
+            else:
+                super()._JoinedStr(t)  # (no source form; compiling the result fails loudly)
+                return
+            parts: List[str] = []
+            self._fstring_body(t, quote[0], parts)
+            self.write("f" + quote + "".join(parts) + quote)
+
+        def _fstring_exprs(self, t: ast.AST, out: List[str]) -> None:
+            for value in getattr(t, "values", []):
+                if isinstance(value, ast.FormattedValue):
+                    out.append(self._fstring_expr(value.value))
+                    if value.format_spec is not None:
+                        self._fstring_exprs(value.format_spec, out)
+
+        def _fstring_expr(self, node: ast.expr) -> str:
+            text = io.StringIO()
+            Unparser38(node, text)
+            return text.getvalue().strip("\n")
+
+        def _fstring_body(self, t: ast.AST, quote: str, parts: List[str]) -> None:
+            for value in getattr(t, "values", []):
+                if isinstance(value, ast.FormattedValue):
+                    expr = self._fstring_expr(value.value)
+                    parts.append("{ " if expr.startswith("{") else "{")
+                    parts.append(expr)
+                    if value.conversion not in (None, -1):
+                        parts.append("!" + chr(value.conversion))
+                    if value.format_spec is not None:
+                        parts.append(":")
+                        self._fstring_body(value.format_spec, quote, parts)
+                    parts.append("}")
+                elif isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    parts.append(_fstring_literal(value.value, quote))
+                else:
+                    raise ValueError("f-string part %r" % (value,))
+
     return Unparser38
+
+
+def _fstring_literal(text: str, quote: str) -> str:
+    r"""A literal part of an f-string, in its source form between ``quote`` quotes: braces
+    doubled, backslashes, the quote character and what is not printable escaped.
+
+    >>> print(_fstring_literal("a{b}'\n", "'"))
+    a{{b}}\'\n
+    """
+    out = []
+    for ch in text:
+        if ch in "{}":
+            out.append(ch * 2)
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == quote:
+            out.append("\\" + ch)
+        elif ch.isprintable() or ch == " ":
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1])
+    return "".join(out)
 
 
 def _fill_optional_fields(tree: ast.AST) -> None:
