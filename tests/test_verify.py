@@ -77,6 +77,9 @@ EXPECTED_NOT_VERIFIED = {
     "except_star_bare_raise_merges": "except* not modelled",
     "except_star_unhandled_propagates": "except* not modelled",
     "except_star_without_parentheses": "except* not modelled",
+    # (round-trips everywhere; verified on 3.13, not on 3.14/3.15: the candidate's finally
+    # copy is reached through the exception path, the original's inline)
+    "try_finally_around_while_true_break": "finally reached by another path (3.14+)",
     "lambda_as_key_map_filter": "decompiler sets attributes on the lambda's function",
     "for_else_swap_assignment_reading_targets": "`if c not in s: break` written as `if c in s: "
                                                 "continue` + `break`; the model compares operators",
