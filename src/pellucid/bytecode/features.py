@@ -205,6 +205,9 @@ WITH_CHECKS_PROTOCOL = _VERSION >= (3, 11)
 #: class")``; before 3.12 the message says "a type".
 MATCH_CLASS_ERROR_SAYS_CLASS = _VERSION >= (3, 12)
 
+#: ... and from 3.15 it says ``"class pattern must refer to a class"``.
+MATCH_CLASS_ERROR_NAMES_PATTERN = _VERSION >= (3, 15)
+
 #: 3.12's symbol table (seen on 3.12.1) mangles the private names of a function that follow a
 #: generic class statement anywhere inside it with that class's name.
 GENERIC_CLASS_MANGLES_ENCLOSING = _VERSION == (3, 12)

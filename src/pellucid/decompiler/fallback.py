@@ -45,7 +45,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE, GEN_START,
-                                        MAKE_FUNCTION_POPS_QUALNAME, MATCH_CLASS_ERROR_SAYS_CLASS,
+                                        MAKE_FUNCTION_POPS_QUALNAME, MATCH_CLASS_ERROR_NAMES_PATTERN,
+                                        MATCH_CLASS_ERROR_SAYS_CLASS,
                                         MATCH_PUSHES_SUCCESS, WITH_CHECKS_PROTOCOL,
                                         WITH_LOADS_SPECIAL_METHODS)
 from pellucid.bytecode.instruction import Instr
@@ -1361,7 +1362,8 @@ _MATCH_CLASS_HELPER = [
     "    import builtins as __pellucid_builtins",  # (its own: no cell for the enclosing one)
     "    if not __pellucid_builtins.isinstance(__pellucid_c, __pellucid_builtins.type):",
     "        raise __pellucid_builtins.TypeError(%r)" % (
-        "called match pattern must be a class" if MATCH_CLASS_ERROR_SAYS_CLASS
+        "class pattern must refer to a class" if MATCH_CLASS_ERROR_NAMES_PATTERN
+        else "called match pattern must be a class" if MATCH_CLASS_ERROR_SAYS_CLASS
         else "called match pattern must be a type"),
     "    if not __pellucid_builtins.isinstance(__pellucid_s, __pellucid_c):",
     "        return None",
