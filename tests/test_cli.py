@@ -181,9 +181,9 @@ def test_version():
     assert f"Python {sys.version.split()[0]}" in result.stdout
 
 
-def test_report_command_is_not_registered_yet(capsys):
+def test_report_command_needs_a_directory(capsys):
     assert cli.main(["report"]) == 2
-    assert_single_error_line(capsys.readouterr().err, "invalid choice", "'report'")
+    assert_single_error_line(capsys.readouterr().err, "the following arguments are required: DIR")
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,6 @@ def test_a_long_registry_keeps_only_each_names_last_claim(tmp_path, monkeypatch)
     assert os.path.basename(files.claim("c.py")) == "c.py"
     with open(_registry(tmp_path)) as fh:
         lines = fh.read().splitlines()
-    assert lines == ["a.py\t%d" % dead, "b.py\t%d" % live, "c.py\t%d" % os.getpid()]
+    assert lines == ["a.py\t%d" % dead, "b.py\t%d" % live, "c.py\t%d\t%s" % (os.getpid(), files.run)]
     assert os.path.basename(files.claim("b.py")) == "b.1.py"  # still owned by the live process
     assert os.path.basename(files.claim("a.py")) == "a.py"

@@ -79,6 +79,12 @@ examples:
       a whole module, from its source or its cached .pyc
   python3.12 -m pellucid decompile mod.cpython-312.pyc -o mod.py --color never
       pick the Python version explicitly and write the source to a file
+  pellucid demo demo-dump
+      compile a small bundled torch program and write its dump, index and report
+  pellucid dump -o dump -- python train.py --epochs 1
+      dump what torch.compile makes of a program, without editing it
+  pellucid report dump
+      write dump/report.html, a browsable report of a dump
 
 Run 'pellucid COMMAND --help' for the details of a command.
 exit status: 0 success, 1 the decompiler failed, 2 bad input or usage."""
@@ -121,7 +127,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common_options() -> argparse.ArgumentParser:
-    """Options every subcommand takes (future 'dump' and 'report' commands reuse them)."""
+    """Options every subcommand takes."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--traceback",
@@ -173,10 +179,13 @@ _DUMP_EPILOG = """\
 examples:
   pellucid dump -o dump -- python train.py --epochs 1
   pellucid dump -o dump -- python -m mypkg.train
-  then open dump/index.md, or step through the files with pellucid.debug()
+  pellucid dump -o dump -- python -c "import mypkg; mypkg.run()"
+  then open dump/index.md, run 'pellucid report dump', or step through the files with
+  pellucid.debug()
 
-The command after -- must start with a Python interpreter; pellucid runs the program
-with that interpreter (which needs torch), so it is the same program, same arguments."""
+The command after -- must start with a Python interpreter; pellucid runs the program with
+that interpreter (which needs torch), so it is the same program, same arguments.  That
+interpreter imports this pellucid (nothing else of this environment is put on its path)."""
 
 
 def _add_dump_command(
@@ -196,7 +205,25 @@ def _add_dump_command(
     cmd.set_defaults(run=_run_dump)
 
 
+def _pellucid_only_path() -> str:
+    """A temporary directory holding only this pellucid package (a link to it), for another
+    interpreter's ``PYTHONPATH``: putting this environment's site-packages there instead would
+    hand that interpreter this environment's torch and everything else."""
+    import shutil
+    import tempfile
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    shim = tempfile.mkdtemp(prefix="pellucid-path-")
+    try:
+        os.symlink(package, os.path.join(shim, "pellucid"))
+    except (OSError, NotImplementedError):  # no symlinks (Windows without the privilege): a copy
+        shutil.copytree(package, os.path.join(shim, "pellucid"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return shim
+
+
 def _run_dump(args: argparse.Namespace) -> int:
+    import shutil
     import subprocess
 
     command = list(args.command)
@@ -210,17 +237,103 @@ def _run_dump(args: argparse.Namespace) -> int:
         raise CliError("the program must start with a Python interpreter (python, python3.11, "
                        "/path/to/python), not %r" % interpreter)
     if len(command) < 2:
-        raise CliError("no script given after %s: e.g. '%s train.py' or '%s -m pkg.module'"
-                       % (interpreter, interpreter, interpreter))
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        raise CliError("no script given after %s: e.g. '%s train.py', '%s -m pkg.module' or "
+                       "'%s -c CODE'" % (interpreter, interpreter, interpreter, interpreter))
+    program = command[1:]
+    if program[0] in ("-m", "-c"):
+        if len(program) < 2:
+            raise CliError("%s %s needs an argument" % (interpreter, program[0]))
+    elif program[0].startswith("-"):
+        raise CliError("%s option %s is not supported here: give a script, -m MODULE or -c CODE"
+                       % (interpreter, program[0]))
+    elif not os.path.isfile(program[0]):
+        raise CliError("no such file: %s" % program[0] if not os.path.exists(program[0])
+                       else "not a file: %s" % program[0])
+    if shutil.which(interpreter) is None:
+        raise CliError("cannot run %s: no such program" % interpreter)
+    shim = _pellucid_only_path()
     env = dict(os.environ)
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = shim + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
         done = subprocess.run([interpreter, "-m", "pellucid.dynamo.run_script", "-o",
-                               os.path.abspath(args.output), "--"] + command[1:], env=env)
+                               os.path.abspath(args.output), "--"] + program, env=env)
     except OSError as exc:
         raise CliError("cannot run %s: %s" % (interpreter, exc.strerror or exc))
+    finally:
+        shutil.rmtree(shim, ignore_errors=True)
     return done.returncode
+
+
+_REPORT_DESCRIPTION = """\
+Write a static, self-contained HTML report of a dump directory (every process that wrote
+into it): per function, the original source with graph-break and guard lines marked beside
+the transformed code; why each graph break happened and why each cache entry was needed;
+the guards; every graph stage with FX nodes linked to source lines and Inductor kernels to
+FX nodes; search over all of it.  Open it in any browser; it loads nothing from the network."""
+
+
+def _add_report_command(
+    commands: "argparse._SubParsersAction[Any]", common: argparse.ArgumentParser
+) -> None:
+    cmd = commands.add_parser(
+        "report",
+        parents=[common],
+        help="write an HTML report of a dump directory",
+        description=_REPORT_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("dump", metavar="DIR", help="the dump directory (written by prepare_debug)")
+    cmd.add_argument("-o", "--output", metavar="FILE", help="where to write it (default DIR/report.html)")
+    cmd.set_defaults(run=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from pellucid.dynamo.report import write_report
+
+    if not os.path.isdir(args.dump):
+        raise CliError("no such directory: %s" % args.dump)
+    try:
+        path = write_report(args.dump, args.output)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc))
+    except OSError as exc:
+        raise CliError("cannot write the report: %s" % (exc.strerror or exc))
+    print("pellucid: report written to %s" % path)
+    return EXIT_OK
+
+
+_DEMO_DESCRIPTION = """\
+Compile a small bundled program under prepare_debug and write its dump, index and report to
+DIR: a model whose submodule has a graph break, called with a new shape (a recompile), with
+a backward pass.  Needs torch."""
+
+
+def _add_demo_command(
+    commands: "argparse._SubParsersAction[Any]", common: argparse.ArgumentParser
+) -> None:
+    cmd = commands.add_parser(
+        "demo",
+        parents=[common],
+        help="dump a small bundled torch.compile program, to see what pellucid shows",
+        description=_DEMO_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("dump", metavar="DIR", help="the dump directory to write")
+    cmd.add_argument("--backend", default="inductor", choices=("eager", "aot_eager", "inductor"),
+                     help="torch.compile backend (default: inductor)")
+    cmd.add_argument("--step", action="store_true",
+                     help="then run a step under pellucid.debug(), which pauses in pdb to step through the dump")
+    cmd.set_defaults(run=_run_demo)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise CliError("pellucid demo needs torch: pip install \"pellucid[torch]\" (see README)")
+    from pellucid.dynamo.demo import run
+
+    return run(args.dump, args.backend, args.step)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -244,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
     _add_decompile_command(commands, common)
     _add_dump_command(commands, common)
+    _add_report_command(commands, common)
+    _add_demo_command(commands, common)
     return parser
 
 

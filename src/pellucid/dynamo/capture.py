@@ -18,11 +18,11 @@ import threading
 import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from pellucid.dynamo import trace_filter, transformed_code
+from pellucid.dynamo import explain, trace_filter, transformed_code
 from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
 from pellucid.dynamo.gc_pause import collector_paused
-from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, GraphBreak, GraphStage,
-                                   Recompilation)
+from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, CompileMetrics, GraphBreak,
+                                   GraphStage, Recompilation)
 from pellucid.dynamo.names import Identity, is_resume_name, label_of, namer_for
 from pellucid.dynamo.torch_features import check_all, find, warn
 
@@ -45,7 +45,6 @@ _AOT_ID = re.compile(r"^# AOT ID: \[.*_backward'\]", re.M)
 
 _RESUME_LINE = re.compile(r"_at_(\d+)$")
 _RESUME_OFFSET = re.compile(r"^__resume_at_(\d+)_\d+$")
-_BREAK_AT = re.compile(r"Graph break in user code at (\S+:\d+)")
 
 
 def compile_id_of(metadata: Dict[str, Any]) -> Optional[str]:
@@ -93,6 +92,12 @@ class Capturer:
         self._warned: set = set()
         self._pending_breaks: List[GraphBreak] = []  # from the trace; placed in finish()
         self._metrics: List[Tuple[str, Dict[str, Any]]] = []
+        #: compile id -> pellucid's diagnosis of a recompilation, made when Dynamo recompiled
+        self._diagnoses: Dict[str, Recompilation] = {}
+        #: compile id -> the user stack torch's recompile reason names
+        self._recompile_stacks: Dict[str, List[Any]] = {}
+        #: (compile id, Dynamo's text of a guard) -> the user stack that made the guard
+        self.guard_stacks: Dict[Tuple[str, str], Any] = {}
         self.dump_dir_lost = False
         self.namer = namer_for(files.dump_dir)
         self._idents: Dict[str, Any] = {}  # ident -> the frame holding it, in this capture
@@ -120,6 +125,36 @@ class Capturer:
             self._undo.append(remove)
             # events nobody reads are not built while this handler is the only one
             self._undo.extend(trace_filter.install(trace_log, handler))
+        self._install_guard_stacks()
+
+    def _install_guard_stacks(self) -> None:
+        """Keep the user stack of each guard Dynamo makes (its text keeps only the innermost
+        line, often inside torch): a recompilation then names the line of the compiled function
+        that installed the failed guard.  Without ``get_verbose_code_part`` only the innermost
+        line is known (each recompilation says so)."""
+        original = find("torch._dynamo.guards.get_verbose_code_part")
+        guards = sys.modules.get("torch._dynamo.guards")
+        current = find("torch._guards.CompileContext.current_compile_id")
+        if not callable(original) or guards is None or current is None:
+            return
+        stacks = self.guard_stacks
+
+        def get_verbose_code_part(code_part: Any, guard: Any, *args: Any, **kwargs: Any) -> Any:
+            text = original(code_part, guard, *args, **kwargs)
+            stack = getattr(guard, "user_stack", None) if guard is not None else None
+            if stack:
+                try:
+                    stacks[(str(current()), text)] = stack
+                except Exception:  # noqa: BLE001 - only an explanation is lost
+                    pass
+            return text
+        get_verbose_code_part.__wrapped__ = original  # type: ignore[attr-defined]
+        guards.get_verbose_code_part = get_verbose_code_part  # type: ignore[union-attr]
+
+        def restore() -> None:
+            if getattr(guards, "get_verbose_code_part", None) is get_verbose_code_part:
+                guards.get_verbose_code_part = original  # type: ignore[union-attr]
+        self._undo.append(restore)
 
     def uninstall(self) -> None:
         while self._undo:
@@ -163,6 +198,10 @@ class Capturer:
             fn_globals, closure = _frame_context(original)
             frame = self.frame_for(original, fn_globals)
             compile_id = self._current_compile_id() or "?/%d" % len(frame.transforms)
+            missed = _missed_entries(original)
+            if missed:
+                self.guarded("explaining the recompilation of %s" % frame.label, self._diagnose,
+                             compile_id, original, missed)
             if fn_globals is not None:
                 self.globals_of[id(original)] = fn_globals
             if closure is not _UNKNOWN:
@@ -214,12 +253,39 @@ class Capturer:
                                          m.group(1) if m else code.co_firstlineno)
             frame.module = frame.module or parent.module
         else:
-            label = label_of(code.co_name, qualname)
+            wrapped = _wrapped_function(code, fn_globals, _compile_locals(code))
+            if wrapped is not None:
+                # a decorator's wrapper (functools.wraps): named as the function the user wrote,
+                # whose source the dump shows
+                frame.wrapper, qualname = qualname, wrapped[0]
+                frame.module = wrapped[1] or frame.module
+                label = label_of(qualname.rsplit(".", 1)[-1], qualname)
+                inner = getattr(wrapped[2], "__code__", None)
+                if isinstance(inner, types.CodeType):
+                    frame.source, frame.source_start = explain.function_source(inner)
+                    frame.source_filename = inner.co_filename
+            else:
+                label = label_of(code.co_name, qualname)
         identity = Identity(label, frame.module, code.co_firstlineno, code, offset)
         frame.label, frame.ident = self.namer.name(identity, self._idents, code)
         frame.root = _root_of(frame)
+        if not frame.is_resume and frame.source is None:  # (a resume function's is its root's)
+            frame.source, frame.source_start = explain.function_source(code)
         self.capture.frames[id(code)] = frame
         return frame
+
+    def _diagnose(self, compile_id: str, original: types.CodeType, missed: List[Any]) -> None:
+        """Which guard of which earlier entry failed for the call Dynamo is compiling now."""
+        f_locals = _compile_locals(original)
+        if f_locals is None:
+            return
+        frame = self.capture.frames.get(id(original))
+        root = frame.root if frame is not None and frame.root is not None else frame
+        stack = self._recompile_stacks.get(compile_id)
+        self._diagnoses[compile_id] = explain.diagnose(
+            compile_id, "", [(str(getattr(e, "compile_id", "?")), e.guard_manager) for e in missed
+                             if getattr(e, "guard_manager", None) is not None],
+            f_locals, _places(root, original), stack, self.guard_stacks)
 
     @staticmethod
     def _current_compile_id() -> Optional[str]:
@@ -243,14 +309,16 @@ class Capturer:
                     self.graph_sources.setdefault(compile_id, []).append((stage, payload, origin))
                     return
             artifact = metadata.get("artifact")
-            if isinstance(artifact, dict) and artifact.get("name") == GRAPH_BREAK_ARTIFACT:
-                text = payload or ""
-                m = _BREAK_AT.search(text)
-                self._pending_breaks.append(GraphBreak(compile_id, text.strip(), m.group(1) if m else "?"))
+            name = artifact.get("name") if isinstance(artifact, dict) else None
+            if name == GRAPH_BREAK_ARTIFACT:
+                self._pending_breaks.append(explain.parse_graph_break(compile_id, payload or ""))
+                return
+            if name == "recompile_reasons":
+                self._recompile_stacks[compile_id] = explain.recompile_user_stack(_reason_text(payload))
                 return
             metrics = metadata.get("compilation_metrics")
             if isinstance(metrics, dict):
-                self._metrics.append((compile_id, metrics))
+                self._metrics.append((str(metrics.get("compile_id") or compile_id), metrics))
 
     def start(self) -> None:
         self.install()
@@ -269,10 +337,22 @@ class Capturer:
             if frame is not None:
                 frame.graph_breaks.append(gb)
         for compile_id, metrics in self._metrics:
+            cap.metrics.append(_metrics_of(compile_id, metrics))
             frame = by_compile.get(compile_id)
             reason = metrics.get("recompile_reason")
-            if frame is not None and reason:
-                frame.recompilations.append(Recompilation(compile_id, str(reason)))
+            if frame is None or not reason:
+                continue
+            rc = self._diagnoses.pop(compile_id, None) or Recompilation(compile_id, "")
+            rc.reason = str(reason)
+            if rc.guard_line is None:
+                stack = explain.recompile_user_stack(rc.reason) or self._recompile_stacks.get(compile_id)
+                rc.guard_line = stack[-1] if stack else None
+            frame.recompilations.append(rc)
+        for compile_id, rc in self._diagnoses.items():  # (torch gave no metrics for these)
+            frame = by_compile.get(compile_id)
+            if frame is not None and rc.failed_entry:
+                rc.reason = rc.reason or "%s: %s" % (rc.failed_entry, rc.check)
+                frame.recompilations.append(rc)
         self._link_resumes()
         self._collect_graphs()
         self._check_trace()
@@ -371,6 +451,53 @@ def _root_of(frame: CompiledFrame) -> CompiledFrame:
     return frame
 
 
+def _places(root: Optional[CompiledFrame], code: types.CodeType) -> List[Any]:
+    """Where the lines of the function the user reads are (see :func:`explain.diagnose`): a
+    decorated function's own lines first, then the code Dynamo compiled."""
+    places: List[Any] = []
+    if root is not None and root.source_filename and root.source:
+        places.append((root.source_filename, root.source_start,
+                       root.source_start + root.source.count("\n")))
+    places.append((code.co_filename, None, None))
+    return places
+
+
+def _wrapped_function(code: types.CodeType, fn_globals: Optional[Dict[str, Any]],
+                      f_locals: Optional[Dict[str, Any]]) -> Optional[Tuple[str, Optional[str], Any]]:
+    """(qualified name, module, innermost function) of the function a decorator's wrapper
+    stands for, when ``code``
+    is the code of a ``functools.wraps`` wrapper (transformers wraps GPT-2's ``forward`` so):
+    the function object running ``code`` -- a method of the class of the call's first argument,
+    or a global of its module -- has ``__wrapped__``, and ``wraps`` gave it the wrapped
+    function's ``__qualname__``."""
+    if "<locals>" not in getattr(code, "co_qualname", "<locals>"):
+        return None  # (a wrapper is made inside its decorator)
+    candidates: List[Any] = []
+    if f_locals:
+        first = f_locals.get(code.co_varnames[0]) if code.co_varnames else None
+        if code.co_flags & 0x04 and first is not None and not code.co_argcount:  # (*args)
+            first = first[0] if isinstance(first, tuple) and first else None
+        if first is not None:
+            for klass in type(first).__mro__:
+                candidates.extend(vars(klass).values())
+    if fn_globals:
+        candidates.extend(list(fn_globals.values()))
+    for value in candidates:
+        fn = getattr(value, "__func__", value)
+        if getattr(fn, "__code__", None) is code and hasattr(fn, "__wrapped__"):
+            qualname = getattr(fn, "__qualname__", None)
+            if isinstance(qualname, str) and qualname and qualname != getattr(code, "co_qualname", None):
+                import inspect
+
+                module = getattr(fn, "__module__", None)
+                try:
+                    inner = inspect.unwrap(fn)
+                except ValueError:  # (a __wrapped__ cycle)
+                    inner = None
+                return qualname, module if isinstance(module, str) else None, inner
+    return None
+
+
 def _qualname_of(code: types.CodeType, fn_globals: Optional[Dict[str, Any]]) -> str:
     """``co_qualname`` (3.11+); before, the ``__qualname__`` of the module-level function or
     class method running ``code``, else its name."""
@@ -390,6 +517,73 @@ def _qualname_of(code: types.CodeType, fn_globals: Optional[Dict[str, Any]]) -> 
 
 #: ``_frame_context``'s closure when this torch's ``_compile`` does not take the closure
 _UNKNOWN = object()
+
+
+def _compile_frame(code: types.CodeType) -> Any:
+    """The frame of Dynamo's ``_compile`` for ``code`` (None when not inside one)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_name == "_compile" and f.f_locals.get("code") is code:
+            return f
+        f = f.f_back
+    return None
+
+
+def _missed_entries(code: types.CodeType) -> List[Any]:
+    """The cache entries Dynamo tried before compiling ``code`` again (``_compile``'s
+    ``cache_entries_for_reasons``, or ``cache_entries``), most recent first."""
+    f = _compile_frame(code)
+    if f is None:
+        return []
+    entries = f.f_locals.get("cache_entries_for_reasons", f.f_locals.get("cache_entries"))
+    return list(entries) if isinstance(entries, (list, tuple)) else []
+
+
+def _compile_locals(code: types.CodeType) -> Optional[Dict[str, Any]]:
+    """The frame locals of the call Dynamo is compiling ``code`` for."""
+    f = _compile_frame(code)
+    if f is None:
+        return None
+    dynamo_frame = f.f_locals.get("frame")
+    f_locals = getattr(dynamo_frame, "f_locals", None)
+    if not isinstance(f_locals, dict):
+        f_locals = f.f_locals.get("locals")
+    return f_locals if isinstance(f_locals, dict) else None
+
+
+def _reason_text(payload: Any) -> str:
+    """torch's ``recompile_reasons`` payload (JSON: one reason, or a list) as text."""
+    import json
+
+    try:
+        value = json.loads(payload) if isinstance(payload, str) else payload
+    except ValueError:
+        return str(payload or "")
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value or "")
+
+
+def _metrics_of(compile_id: str, m: Dict[str, Any]) -> CompileMetrics:
+    def num(key: str) -> Optional[float]:
+        v = m.get(key)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    def count(key: str) -> Optional[int]:
+        v = m.get(key)
+        return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
+
+    restarts = m.get("restart_reasons")
+    return CompileMetrics(
+        compile_id, name=str(m.get("co_name") or ""), total_s=num("entire_frame_compile_time_s"),
+        backend_s=num("backend_compile_time_s"), inductor_s=num("inductor_compile_time_s"),
+        codegen_s=num("code_gen_time_s"), guard_count=count("guard_count"),
+        graph_op_count=count("graph_op_count"),
+        # (each is a graph break's whole message, which the frame's graph breaks hold already)
+        restart_reasons=[str(r).strip().split("\n", 1)[0] for r in restarts]
+        if isinstance(restarts, (list, tuple, set)) else [],
+        fail_type=str(m["fail_type"]) if m.get("fail_type") else None,
+        fail_reason=str(m["fail_reason"]) if m.get("fail_reason") else None)
 
 
 def _frame_context(code: types.CodeType) -> Tuple[Optional[Dict[str, Any]], object]:

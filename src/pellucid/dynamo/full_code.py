@@ -22,6 +22,7 @@ import os
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
+from pellucid.dynamo.guard_fold import fold
 from pellucid.dynamo.dump_runtime import RUNTIME_MODULE, LookupData, closure_of
 from pellucid.dynamo.model import Capture, CompiledFrame
 
@@ -136,7 +137,9 @@ def render(path: str, frames: List[CompiledFrame],
                 entry.index, entry.compile_id,
                 (": code in %s" % code_file) if code_file else ": compiled outside prepare_debug, no file"))
             if entry.guard_source is not None:
-                out.append(entry.guard_source.rstrip("\n").replace(
+                # (each value read once under a name, repeated siblings as loops: the same
+                # answers, see guard_fold)
+                out.append(fold(entry.guard_source)[0].rstrip("\n").replace(
                     "def %s(" % entry.guard_name, "def %s(" % gname, 1))
                 out.append("%s = _rt.bind_guard(__file__, %s, %r)" % (gname, gname, "guard:%s:%d" % (fid, entry.index)))
                 registry["%s:guard:%s:%d" % (base, fid, entry.index)] = entry.guard_namespace

@@ -39,6 +39,25 @@ class UnsupportedGuardError(Exception):
     The message names the torch object or attribute that was missing or unexpected."""
 
 
+_BUG_NOTE = re.compile(r"\(unknown (?P<kind>var|source) (?P<what>[^,()]+(?:\([^()]*\))*(?:\[[^\]]*\])*[^,()]*), please file a bug\)")
+
+
+def without_bug_notes(comment: str, code: str) -> str:
+    """torch's "(unknown var s75, please file a bug)" -- its shape environment kept no source
+    line for a symbolic-shape guard -- said as what is known: the relation held when compiled.
+
+    >>> without_bug_notes("(unknown var s75, please file a bug)", "L['x'].size()[0] == s75")
+    "a shape relation that held when compiled; torch's shape environment recorded no line for its variable s75"
+    """
+    def known(m: "re.Match[str]") -> str:
+        if m.group("kind") == "var":
+            return ("a shape relation that held when compiled; torch's shape environment recorded "
+                    "no line for its variable %s" % m.group("what").strip())
+        return ("a shape relation that held when compiled; torch's shape environment recorded "
+                "no line for %s" % m.group("what").strip())
+    return _BUG_NOTE.sub(known, comment)
+
+
 @dataclass
 class CodePart:
     """One of Dynamo's ``verbose_code_parts``: the check's text and the comment Dynamo attached."""
@@ -60,7 +79,7 @@ class CodePart:
             return "from: %s  (%s)" % (self.user_line, self.location)
         if self.location:
             return "added by torch (%s)" % self.location
-        return self.comment.lstrip("# ")
+        return without_bug_notes(self.comment.lstrip("# "), self.code)
 
 
 @dataclass

@@ -11,6 +11,8 @@ graphs, graph breaks, recompilations), complete once the block has exited.
 """
 import contextlib
 import os
+import sys
+import time
 import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -34,15 +36,25 @@ def verify_equivalent(original: types.CodeType, candidate: types.CodeType,
     return bool(verdict.ok), str(verdict.reason)
 
 
+#: dump directory -> the capture file this process writes there (a later block replaces it)
+_CAPTURE_FILES: Dict[str, str] = {}
+#: dump directory -> every file this process wrote there, over all its blocks
+_WRITTEN: Dict[str, List[str]] = {}
+
+
 @contextlib.contextmanager
-def prepare_debug(dump_dir: str) -> Iterator[Capture]:
+def prepare_debug(dump_dir: str, quiet: bool = False) -> Iterator[Capture]:
     """Capture what ``torch.compile`` compiles inside the block and write it to ``dump_dir``.
 
     Written files: ``__transformed_code_<n>_for_<fn>.py`` (Dynamo's bytecode as source; the code
     that runs when verified equivalent), ``full_code_for_<fn>.py`` (the cache lookup with guards),
-    ``__compiled_fn_<n>.<stage>.py`` (graphs), ``index.md``.  Problems inside pellucid, an
-    unwritable directory or a missing PyTorch internal are warnings; the program goes on.
+    ``__compiled_fn_<n>.<stage>.py`` (graphs), ``capture_<n>.json`` (the capture model) and
+    ``index.md``.  Files an earlier run wrote into the directory are removed first (ranks of
+    one job, running together, share it).  When the block ends, one line on stderr says what
+    was written (``quiet=True``: nothing).  Problems inside pellucid, an unwritable directory or
+    a missing PyTorch internal are warnings; the program goes on.
     """
+    started = time.time()
     try:
         files: Optional[DumpFiles] = DumpFiles(dump_dir)
     except OSError as exc:
@@ -53,13 +65,53 @@ def prepare_debug(dump_dir: str) -> Iterator[Capture]:
         yield Capture(os.path.abspath(dump_dir))
         return
     capturer = Capturer(files, verify_equivalent)
+    removed = capturer.guarded("removing an earlier run's files", files.clear_old_runs, started) or []
+    capturer.capture.process.update(_process_record(files.run, started))
     capturer.start()
     try:
         yield capturer.capture
     finally:
         capture = capturer.finish()
         capturer.guarded("writing the dump", write_dump, capturer, files)
+        capturer.guarded("releasing the dump directory", files.release)
         CAPTURES.append(capture)
+        if not quiet and not capturer.dump_dir_lost:
+            sys.stderr.write(summary_line(capture, files.written, removed) + "\n")
+
+
+def _process_record(run: str, started: float) -> Dict[str, Any]:
+    import platform
+    import socket
+
+    rank = os.environ.get("RANK")
+    torch = sys.modules.get("torch")
+    return {"pid": os.getpid(), "host": socket.gethostname(), "run": run,
+            "rank": int(rank) if rank and rank.isdigit() else None,
+            "argv": list(sys.argv), "python": platform.python_version(),
+            "torch": getattr(torch, "__version__", None), "start": started}
+
+
+def summary_line(capture: Capture, written: List[str], removed: List[str]) -> str:
+    """What a ``prepare_debug`` block wrote, in one line (counts as in the directory)."""
+    from pellucid.dynamo.api import functions
+
+    fns = functions([capture])
+    d = capture.dump_dir
+    if not capture.frames:
+        return ("pellucid: nothing was compiled by torch.compile inside prepare_debug; "
+                "%d files in %s (see %s)" % (len(written), d, os.path.join(d, "index.md")))
+    entries = sum(len(f.entries) for f in capture.frames.values())
+    breaks = sum(len(f.graph_breaks) for f in capture.frames.values())
+    recompiles = sum(len(f.recompilations) for f in capture.frames.values())
+    text = ("pellucid: %d function%s (%d frame%s), %d cache entr%s, %d graph break%s, "
+            "%d recompilation%s, %d graph%s; %d files written to %s"
+            % (len(fns), "" if len(fns) == 1 else "s", len(capture.frames), "" if len(capture.frames) == 1 else "s",
+               entries, "y" if entries == 1 else "ies", breaks, "" if breaks == 1 else "s",
+               recompiles, "" if recompiles == 1 else "s", len(capture.graphs), "" if len(capture.graphs) == 1 else "s",
+               len(written), d))
+    if removed:
+        text += " (%d files of an earlier run removed)" % len(removed)
+    return text + "; start with %s, or run: pellucid report %s" % (os.path.join(d, "index.md"), d)
 
 
 def _cache_entries(frame: CompiledFrame) -> List[object]:
@@ -104,7 +156,27 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
     for root in capture.roots():
         capturer.guarded("writing full_code for %s" % root.label, _write_full_code, capturer, files,
                          root, capture.family(root))
+    _write_capture(capture, files)
     index.write_index(capture, files)
+
+
+def _write_capture(capture: Capture, files: DumpFiles) -> None:
+    """This process's capture model, ``capture_<n>.json`` (what the index, the report and
+    ``load_capture`` read), listing every file the process wrote."""
+    from pellucid.dynamo.capture_json import dumps
+
+    # a later prepare_debug block of this process replaces its capture (its files are replaced
+    # where names repeat; the others stay listed, so a later run removes them)
+    path = _CAPTURE_FILES.get(files.dump_dir) or files.claim("capture_{n}.json", key="capture")
+    _CAPTURE_FILES[files.dump_dir] = path
+    capture.capture_file = path
+    index_path = os.path.join(files.dump_dir, index.INDEX)
+    before = [p for p in _WRITTEN.get(files.dump_dir, []) if os.path.exists(p)]
+    names = [os.path.basename(p) for p in before + files.written + [path, index_path]]
+    capture.process["written"] = sorted(set(names), key=names.index)
+    _WRITTEN[files.dump_dir] = [os.path.join(files.dump_dir, n) for n in capture.process["written"]]
+    capture.process["end"] = time.time()
+    files.write(path, dumps(capture))
 
 
 def _fill_entries(frame: CompiledFrame) -> None:

@@ -1,33 +1,39 @@
 """Run a Python program under ``prepare_debug`` without editing it (``pellucid dump``).
 
-``python -m pellucid.dynamo.run_script -o DIR -- train.py ARGS`` (or ``-- -m pkg.mod ARGS``)
-runs the program as ``__main__`` inside ``prepare_debug(DIR)`` and prints what was dumped.
+``python -m pellucid.dynamo.run_script -o DIR -- SCRIPT ARGS`` (or ``-- -m MODULE ARGS``, or
+``-- -c CODE ARGS``) runs the program as ``__main__`` inside ``prepare_debug(DIR)``, as
+``python SCRIPT ARGS`` would run it; ``prepare_debug`` says what was written when it ends.
+A program that raises shows its traceback without pellucid's frames and exits with status 1.
 
->>> summary_line(Capture("/tmp/d"))
-'pellucid: no frames were compiled by torch.compile; nothing to dump in /tmp/d'
+>>> main(["-o", "d", "--", "/no/such/script.py"])   # doctest: +SKIP
+pellucid: error: no such file: /no/such/script.py
+2
 """
 import os
 import runpy
 import sys
+import traceback
+import types
 from typing import List, Optional, Sequence
 
-from pellucid.dynamo.model import Capture
-
-USAGE = "usage: python -m pellucid.dynamo.run_script -o DIR -- (SCRIPT | -m MODULE) [ARGS...]"
+USAGE = "usage: python -m pellucid.dynamo.run_script -o DIR -- (SCRIPT | -m MODULE | -c CODE) [ARGS...]"
 
 
-def summary_line(capture: Capture) -> str:
-    """One line on what a dump holds, printed when the program ends."""
-    frames = list(capture.frames.values())
-    if not frames:
-        return "pellucid: no frames were compiled by torch.compile; nothing to dump in %s" % capture.dump_dir
-    transforms = [t for f in frames for t in f.transforms]
-    running = sum(1 for t in transforms if t.replacement is not None)
-    files = len(set(capture.files))
-    return ("pellucid: %d frames compiled (%d compilations, %d running from the dump's files), "
-            "%d graphs, %d files written to %s; start with %s"
-            % (len(frames), len(transforms), running, len(capture.graphs), files, capture.dump_dir,
-               os.path.join(capture.dump_dir, "index.md")))
+def _error(message: str) -> int:
+    sys.stderr.write("pellucid: error: %s\n" % message)
+    return 2
+
+
+def _print_user_traceback(exc: BaseException) -> None:
+    """The program's traceback as Python prints it, from the program's first frame on."""
+    tb = exc.__traceback__
+    ours = (os.path.abspath(__file__), os.path.abspath(runpy.__file__))
+
+    def is_ours(filename: str) -> bool:
+        return filename.startswith("<frozen runpy") or os.path.abspath(filename) in ours
+    while tb is not None and is_ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -37,26 +43,53 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(USAGE + "\n")
         return 2
     dump_dir, program = args[1], args[3:]
+    mode = program[0] if program[0] in ("-m", "-c") else "script"
+    if mode != "script" and len(program) < 2:
+        return _error("%s needs an argument (%s)" % (program[0], USAGE))
+    target = program[0] if mode == "script" else program[1]
+    rest = program[1:] if mode == "script" else program[2:]
+    if mode == "script" and not os.path.exists(target):
+        return _error("no such file: %s" % target)
+    if mode == "-m":
+        import importlib.util
+
+        sys.path.insert(0, os.getcwd())
+        try:
+            spec = importlib.util.find_spec(target)
+        except (ImportError, ValueError) as exc:
+            return _error("cannot find module %s: %s" % (target, exc))
+        if spec is None:
+            return _error("no module named %s" % target)
     from pellucid.dynamo.prepare_debug import prepare_debug
 
     status = 0
-    module = program[0] == "-m"
-    if module and len(program) < 2:
-        sys.stderr.write(USAGE + "\n")
-        return 2
-    target = program[1] if module else program[0]
-    sys.argv = [target] + program[(2 if module else 1):]
-    if not module:
+    if mode == "script":
+        sys.argv = [target] + rest
         sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
-    with prepare_debug(dump_dir) as capture:
+    elif mode == "-c":
+        sys.argv = ["-c"] + rest
+        sys.path.insert(0, "")
+    else:
+        sys.argv = [target] + rest
+    with prepare_debug(dump_dir):
         try:
-            if module:
+            if mode == "-m":
                 runpy.run_module(target, run_name="__main__", alter_sys=True)
-            else:
-                runpy.run_path(target, run_name="__main__")
+            elif mode == "-c":
+                main_module = types.ModuleType("__main__")
+                sys.modules["__main__"] = main_module
+                exec(compile(target, "<string>", "exec"), main_module.__dict__)  # noqa: S102 - the user's -c
+            else:  # (as python does since 3.9: __file__ and tracebacks name the script absolutely)
+                runpy.run_path(os.path.abspath(target), run_name="__main__")
         except SystemExit as exc:
             status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    sys.stderr.write(summary_line(capture) + "\n")
+            if exc.code is not None and not isinstance(exc.code, int):
+                sys.stderr.write("%s\n" % exc.code)
+        except KeyboardInterrupt:
+            status = 130
+        except BaseException as exc:  # the program's own error: shown as python shows it
+            _print_user_traceback(exc)
+            status = 1
     return status
 
 

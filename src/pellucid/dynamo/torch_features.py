@@ -48,6 +48,9 @@ PURPOSE: Dict[str, str] = {
         "routing compiled calls through the full_code files under debug()",
     "torch._dynamo.guards.GuardManagerWrapper":
         "routing compiled calls through the full_code files under debug()",
+    "torch._dynamo.guards.get_verbose_code_part":
+        "naming the line of the compiled function that installed a guard that failed (a "
+        "recompilation names the innermost line only)",
 }
 
 _missing_reported = set()

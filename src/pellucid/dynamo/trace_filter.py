@@ -7,8 +7,8 @@ too -- the text of the whole guard tree (``dynamo_cpp_guards_str``), a descripti
 fake tensor, storage and source (``describe_*``), the compile-time profile (``chromium_event``)
 -- about 15 ms per GPT-2 compile that nothing reads -- and of every ``artifact`` (a resume
 function's bytecode listings, Dynamo's side-effect report), of which pellucid reads only the
-graph-break reasons.  :func:`install` wraps the ``trace_structured`` function those calls go
-through so that these events return at once when pellucid's handler is the logger's only one.
+graph-break and recompilation reasons (and Inductor's provenance, when the user turned it on).
+:func:`install` wraps the ``trace_structured`` function those calls go through so that these events return at once when pellucid's handler is the logger's only one.
 
 The Dynamo graph's event (``dynamo_output_graph``) is read, but its payload is
 ``gm.print_readable(...)``, which has FX generate the whole module's source in its verbose form
@@ -42,7 +42,10 @@ UNREAD_EVENTS = frozenset({
 
 #: the ``artifact`` events pellucid reads, by the name in their metadata (the others are skipped
 #: like :data:`UNREAD_EVENTS`)
-READ_ARTIFACTS = frozenset({"dynamo_graph_break_reason"})
+READ_ARTIFACTS = frozenset({"dynamo_graph_break_reason", "recompile_reasons",
+                            # (only sent when the user turned Inductor's provenance tracking on)
+                            "inductor_provenance_tracking_node_mappings",
+                            "inductor_provenance_tracking_kernel_stack_traces"})
 
 #: (module, attribute) spellings through which torch calls ``trace_structured`` for those
 #: events: ``torch._logging.trace_structured(...)`` (guards, chromium events) and the name
