@@ -276,7 +276,41 @@ DIFFERENT = [
     ("a variable's list differs only in its contents, only during a call",
      "def f(g):\n    a = [1]\n    g()\n    a[0] = 2\n    return a\n",
      "def f(g):\n    a = [2]\n    g()\n    return a\n"),
+    # Annotations are observable (``__annotations__``; on 3.14+ through the ``__annotate__``
+    # function SET_FUNCTION_ATTRIBUTE 16 sets, or the class body's own ``__annotate__``).
+    ("a function's annotations differ",
+     "def f():\n    def g(x: int) -> str:\n        return x\n    return g\n",
+     "def f():\n    def g(x: int) -> bytes:\n        return x\n    return g\n"),
+    ("a function's annotation name differs",
+     "def f():\n    def g(x: A):\n        return x\n    return g\n",
+     "def f():\n    def g(x: B):\n        return x\n    return g\n"),
+    ("an annotated vs an unannotated function",
+     "def f():\n    def g(x: int):\n        return x\n    return g\n",
+     "def f():\n    def g(x):\n        return x\n    return g\n"),
+    ("a class body's annotations differ",
+     "def f():\n    class C:\n        x: int\n        y = 1\n    return C\n",
+     "def f():\n    class C:\n        x: str\n        y = 1\n    return C\n"),
+    ("a class body's annotation dropped",
+     "def f():\n    class C:\n        x: int\n        y = 1\n    return C\n",
+     "def f():\n    class C:\n        y = 1\n    return C\n"),
 ]
+if sys.version_info >= (3, 12):
+    # Generic parameters live in nested ``<generic parameters of ...>`` functions (and bounds in
+    # lazily evaluated ones): their differences must be seen through the pairing.
+    DIFFERENT += [
+        ("a type parameter's bound differs",
+         "def f():\n    def g[T: int](x: T) -> T:\n        return x\n    return g\n",
+         "def f():\n    def g[T: str](x: T) -> T:\n        return x\n    return g\n"),
+        ("a type parameter's name differs",
+         "def f():\n    def g[T](x):\n        return x\n    return g\n",
+         "def f():\n    def g[U](x):\n        return x\n    return g\n"),
+        ("a generic class's parameters differ",
+         "def f():\n    class C[T]:\n        x: T\n    return C\n",
+         "def f():\n    class C[T, U]:\n        x: T\n    return C\n"),
+        ("a generic function's annotation differs",
+         "def f():\n    def g[T](x: T) -> T:\n        return x\n    return g\n",
+         "def f():\n    def g[T](x: T) -> int:\n        return x\n    return g\n"),
+    ]
 
 
 @pytest.mark.parametrize("what,a,b", DIFFERENT, ids=[d[0] for d in DIFFERENT])
