@@ -1500,8 +1500,10 @@ def _foldable(pair: Sequence[Term]) -> bool:
         and pair[0][1] == pair[1][1]
 
 
-# MAKE_FUNCTION's flags (and 3.13's SET_FUNCTION_ATTRIBUTE's argument): what each sets.
-_FUNCTION_FLAGS = {8: "closure", 4: "annotations", 2: "kwdefaults", 1: "defaults"}
+# MAKE_FUNCTION's flags (and 3.13+'s SET_FUNCTION_ATTRIBUTE's argument): what each sets.  16
+# (3.14+, PEP 649) is the ``__annotate__`` function; it only ever comes from
+# SET_FUNCTION_ATTRIBUTE, so MAKE_FUNCTION's loop over the older flags never pops it.
+_FUNCTION_FLAGS = {16: "annotate", 8: "closure", 4: "annotations", 2: "kwdefaults", 1: "defaults"}
 
 
 def _make_function(side: Side, st: MState, ins: Instr, epoch: int) -> Optional[Event]:
