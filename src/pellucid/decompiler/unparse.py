@@ -37,6 +37,19 @@ def unparse(tree: ast.AST, locate_all: bool = True) -> str:
     return out.getvalue().strip("\n")
 
 
+def _writer_module() -> Any:
+    """The module holding ``ast.unparse``'s writer class and its precedence table: ``ast``
+    itself (``_Unparser``), or ``_ast_unparse`` where the writer moved out of it (3.14+, as
+    ``Unparser``)."""
+    if hasattr(ast, "_Unparser"):
+        return ast
+    try:
+        import _ast_unparse  # type: ignore[import-not-found]
+    except ImportError:
+        return ast
+    return _ast_unparse
+
+
 def _dispatching_unparser() -> Any:
     """``ast.unparse``'s writer with each node class's ``visit_`` method looked up once per
     unparse instead of once per node (``NodeVisitor.visit`` builds the method's name and looks
@@ -44,7 +57,8 @@ def _dispatching_unparser() -> Any:
     same methods run in the same order, so the text is the same; a class without a method of
     its own goes to ``NodeVisitor.visit`` as before.  None where ``ast`` has no such writer
     (3.8), or one not dispatching through ``traverse``."""
-    base = getattr(ast, "_Unparser", None)
+    module = _writer_module()
+    base = getattr(module, "_Unparser", None) or getattr(module, "Unparser", None)
     if base is None or not callable(getattr(base, "traverse", None)) or not AST_UNPARSE:
         return None
     visit_any = ast.NodeVisitor.visit
@@ -158,7 +172,7 @@ def _items(value: Any) -> List[Any]:
 
 
 def _precedence(name: str) -> Any:
-    return getattr(getattr(ast, "_Precedence"), name)
+    return getattr(getattr(_writer_module(), "_Precedence"), name)
 
 
 _Dispatching = _dispatching_unparser()
