@@ -45,6 +45,7 @@ text -- and otherwise leaves the text as it was.  Only the outermost repetition 
             if not (type(a[_f0]) is int and a[_f0] == _f1): return False
 """
 import re
+from functools import lru_cache
 from typing import List, Optional, Sequence, Tuple
 
 _BODY = " " * 8
@@ -315,8 +316,17 @@ def _in_code(line: str, old: str, new: str) -> str:
     as it is."""
     if old not in line:  # (the common case, and the same answer: nothing to replace)
         return line
+    code, comment, spans = _code_parts(line)
+    return _replace_at_boundaries(code, old, new, spans) + comment
+
+
+@lru_cache(maxsize=4096)
+def _code_parts(line: str) -> Tuple[str, str, Tuple[Tuple[int, int], ...]]:
+    """(code, comment, the code's string spans) of a line: a line is read once per value
+    above it that it may use, and a model's layers' guards share most lines, so the scans are
+    kept (bounded: a few MB of lines at most)."""
     code, comment = _split_comment(line)
-    return _replace_at_boundaries(code, old, new, _string_spans(code)) + comment
+    return code, comment, tuple(_string_spans(code))
 
 
 def _name_back(line: str, name: str, expr: str) -> str:
