@@ -1,6 +1,6 @@
 """Nox sessions for pellucid.
 
-    nox -s tests            # pytest on every supported CPython (3.8 .. 3.13)
+    nox -s tests            # pytest on every supported CPython (3.8 .. 3.15)
     nox -s tests-3.12       # one interpreter
     nox -s tests -- -k pyc  # arguments after -- go to pytest
     nox -s swap             # the swap suite (tests/swap) on every CPython
@@ -20,7 +20,7 @@ import tempfile
 
 import nox
 
-PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
 DEFAULT_PYTHON = "3.11"
 PYENV_ROOT = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
 

@@ -9,7 +9,7 @@ is compared with ``fn.__code__`` after normalisation (:func:`normalise`): the in
 sequence from :func:`dis.get_instructions`, as opname plus argument value, with
 
 * ``NOP``, ``EXTENDED_ARG``, ``CACHE`` and ``RESUME`` dropped, and line numbers and source
-  positions ignored;
+  positions ignored; 3.14's borrowed loads (``LOAD_FAST_BORROW``) read as plain ones;
 * jump targets given as the index of the target instruction in that filtered sequence, not as a
   byte offset (so a dropped ``NOP`` or an ``EXTENDED_ARG`` does not shift anything);
 * constants compared by type and value (code objects by name, frozensets order-free);
@@ -40,6 +40,10 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "swap"))
 import swap_targets  # noqa: E402
 
 IGNORED_OPS = frozenset({"NOP", "EXTENDED_ARG", "CACHE", "RESUME"})
+# 3.14+ loads a local without a new reference ("borrowed") where a pass after layout finds the
+# reference cannot outlive the frame's own: the same load in the same place either way, so not a
+# difference of shape.
+SAME_OPS = {"LOAD_FAST_BORROW": "LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW": "LOAD_FAST_LOAD_FAST"}
 JUMP_OPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs) | frozenset(getattr(dis, "hasjump", ()))
 CONST_OPS = frozenset(dis.hasconst)
 
@@ -75,7 +79,9 @@ def normalise_instructions(instructions: Iterable[dis.Instruction]) -> List[Op]:
     offsets = [ins.offset for ins in kept]
     out: List[Op] = []
     for ins in kept:
-        if ins.opcode in JUMP_OPS:
+        if ins.opname in SAME_OPS:
+            out.append((SAME_OPS[ins.opname], repr(ins.argval), ins.argrepr))
+        elif ins.opcode in JUMP_OPS:
             out.append((ins.opname, "->", _first_kept_index(offsets, ins.argval)))
         elif ins.opcode in CONST_OPS:
             out.append((ins.opname, const_key(ins.argval)))

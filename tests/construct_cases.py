@@ -34,7 +34,7 @@ import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 THEME_PATTERN = "construct_cases_*.py"
-VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
+VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
 
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _KEYS = {"id", "src", "calls", "min_version", "func", "driver"}

@@ -931,3 +931,49 @@ def f(w, t, log):
             except ValueError:
                 pass
 """, [([1], None, []), ([1], 0, []), ([], 0, []), ([1], 2, []), (None, 0, []), ([1], "x", [])])
+
+# A try statement whose body starts with a while loop: the loop's first block is the try
+# body's (always for ``while True:``; from 3.14 for ``while cond:`` too, which no longer
+# repeats its test at the end), and the finally clause must run once, after the loop
+# (os.fwalk, shutil._rmtree_safe_fd on 3.14 were decompiled with the loop outside).
+case("try_finally_around_while_loop", r"""
+def f(stack, stop_at):
+    seen = []
+    try:
+        while stack:
+            x = stack.pop()
+            seen.append(x)
+            if x == stop_at:
+                break
+    finally:
+        seen.append("finally")
+        while stack:
+            seen.append(("left", stack.pop()))
+    return seen
+""", [([1, 2, 3], 2), ([], 0), ([5], 9), ([1, 2], 1)])
+
+case("try_finally_around_while_true_break", r"""
+def f(seen):
+    try:
+        while True:
+            seen.append("again")
+            if len(seen) > 3:
+                break
+    finally:
+        seen.append("done")
+    return seen
+""", [([],), ([1, 2, 3, 4],)])
+
+case("try_except_around_while_loop_raising", r"""
+def f(n):
+    out = []
+    try:
+        while n:
+            n -= 1
+            out.append(10 // n)
+    except ZeroDivisionError:
+        out.append("zero")
+    finally:
+        out.append("end")
+    return out
+""", [(3,), (0,), (1,)])

@@ -3,7 +3,7 @@
 Run it after fixing the decompiler: entries only disappear as cases start passing (new failures
 appear too, so read the diff — a case that used to pass must not be added silently)::
 
-    python tests/refresh_construct_xfail.py          # all of 3.8..3.13 that are installed
+    python tests/refresh_construct_xfail.py          # all of 3.8..3.15 that are installed
 
 Each interpreter needs pytest; the venvs nox makes (``.nox/tests-3-X``) are used when present.
 """
@@ -18,7 +18,7 @@ from typing import Dict, Set
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
 
 
 def interpreter(version: str) -> str:

@@ -387,7 +387,10 @@ def outer(x, extra):
     # (3.12 miscompiles the fallback's private names after a generic class: refused there)
     pytest.param(_GENERIC_CLASS, "outer", "class Box[T](dict, **extra):", marks=pytest.mark.skipif(
         sys.version_info < (3, 13), reason="3.12 refuses a generic class in a fallback body")),
-    (_GENERIC_CLASS, "Box", "class Box[T](dict, **extra):"),
+    # (3.14+: the annotation gives the class body a ``__classdict__`` cell for its
+    # ``__annotate__``; the fallback refuses class bodies with cells)
+    pytest.param(_GENERIC_CLASS, "Box", "class Box[T](dict, **extra):", marks=pytest.mark.xfail(
+        sys.version_info >= (3, 14), strict=True, reason="the fallback refuses class bodies with cells")),
 ], ids=["functions_in_fallback", "class_in_fallback", "class_body_fallback"])
 def test_fallback_generic_definitions(monkeypatch, source, rejected, header):
     real = body_mod.BodyDecompiler.statements

@@ -154,7 +154,7 @@ def _caches(opname):
     entries = getattr(opcode, "_inline_cache_entries", None)
     if entries is None:
         return 0
-    if isinstance(entries, dict):  # 3.13: by name
+    if hasattr(entries, "keys"):  # by name: 3.13 a dict, 3.15 a frozendict
         return entries.get(opname, 0)
     return entries[dis.opmap[opname]]
 
@@ -205,6 +205,10 @@ def _loop_template(n, skip):
     return total
 
 
+# (3.14 loads small ints with LOAD_SMALL_INT)
+CONST_LOADS = ("LOAD_CONST", "LOAD_SMALL_INT")
+
+
 def build_jump_into_loop():
     """``_loop_template`` with ``total = 100`` replaced by a jump to ``i += 1``: with ``skip``
     the loop is entered in the middle of its body, skipping ``total += 1`` once (a loop with two
@@ -214,7 +218,7 @@ def build_jump_into_loop():
     start = _first_offset_of_line(code, first + 4)
     target = _first_offset_of_line(code, first + 7)
     instrs = _offsets(code)
-    assert instrs[start].opname == "LOAD_CONST" and instrs[start + 2].opname == "STORE_FAST"
+    assert instrs[start].opname in CONST_LOADS and instrs[start + 2].opname == "STORE_FAST"
     distance = target - (start + 2)
     arg = distance if PY < (3, 10) else distance // 2
     raw = bytearray(code.co_code)
@@ -252,7 +256,7 @@ def build_deep_expression():
     than two values) that the compiler refuses to produce from source (its recursion limit)."""
     code = _chain_template.__code__
     instrs = list(dis.get_instructions(code))
-    load = [i for i in instrs if i.opname == "LOAD_CONST"][0].offset
+    load = [i for i in instrs if i.opname in CONST_LOADS][0].offset
     ret = [i for i in instrs if i.opname == "RETURN_VALUE"][0].offset
     raw = code.co_code[:load] + code.co_code[load:ret] * DEEP_CHAIN + code.co_code[ret:]
     new = code.replace(co_code=raw, **_lines_without_location(len(raw) // 2, code.co_firstlineno))
@@ -380,7 +384,7 @@ def build_right_nested_expression():
     would hit the recursion limit -- pellucid must fall back to flat statements."""
     code = _chain_template.__code__
     instrs = list(dis.get_instructions(code))
-    load = [i for i in instrs if i.opname == "LOAD_CONST"][0].offset
+    load = [i for i in instrs if i.opname in CONST_LOADS][0].offset
     add = [i for i in instrs if i.opname.startswith("BINARY")][0].offset
     ret = [i for i in instrs if i.opname == "RETURN_VALUE"][0].offset
     raw = (code.co_code[:load] + code.co_code[load:add] * RIGHT_NESTED

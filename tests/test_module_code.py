@@ -158,3 +158,83 @@ def test_sequential_tries_are_not_decompiled_over_and_over():
     namespace = _run(text)
     assert [namespace["C%d" % k]().f() for k in range(n)] == [list(range(k)) for k in range(n)]
     assert elapsed < 5.0, "decompiling took %.1f s" % elapsed
+
+
+# 3.14+ deferred annotations (PEP 649/749) at module level: every annotated statement of a
+# module is conditional (``__conditional_annotations__``), and the module's ``__annotate__``
+# holds the annotations; classes keep theirs in ``__annotate_func__``.
+DEFERRED_ANNOTATIONS_MODULE = """
+    import annotationlib
+    x: int = 1
+    y: Later
+    if x:
+        z: list[int] = [x]
+    else:
+        w: str
+    for k in range(2):
+        v: k = k
+    try:
+        t: tuple = ()
+    except Exception:
+        u: float = 0.0
+    attr_target = type("N", (), {})
+    attr_target.a: int = 5
+    (p): int = 3
+    class Later:
+        n: int
+        m: "Later" = None
+        if x:
+            o: dict[str, Later] = {}
+    def f(a: Later, *, b: int = x) -> list[Later]:
+        c: int = a
+        return c
+    out = (x, z, k, v, t, attr_target.a, p, Later.m, Later.o,
+           annotationlib.get_annotations(f, format=annotationlib.Format.STRING),
+           annotationlib.get_annotations(Later, format=annotationlib.Format.STRING),
+           f.__annotations__["a"] is Later,
+           sorted(n for n in globals() if not n.startswith("__") and n != "annotationlib"))
+"""
+
+
+def _annotations_of_module(namespace):
+    import annotationlib
+    return annotationlib.call_annotate_function(namespace["__annotate__"], annotationlib.Format.STRING)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 14), reason="PEP 649 deferred annotations: 3.14+")
+def test_deferred_annotations_module_round_trip():
+    from pellucid.decompiler.recompile import recompile_full
+    from pellucid.verify import check_equivalent
+
+    source = textwrap.dedent(DEFERRED_ANNOTATIONS_MODULE)
+    code = compile(source, "<module case>", "exec")
+    text = pellucid.decompile(code)
+    assert MARKER not in text and "__conditional_annotations__" not in text, text
+    assert "x: int = 1" in text and "y: Later" in text and "o: dict[str, Later] = {}" in text, text
+    before, after = _run(source), _run(text)
+    assert before["out"] == after["out"], text
+    assert _annotations_of_module(before) == _annotations_of_module(after), text
+    result = recompile_full(code)
+    verdict = check_equivalent(code, result.code, result.bindings)
+    assert verdict.ok, verdict.reason
+
+
+# 3.15+ explicit lazy imports (PEP 810), allowed at module level only.
+LAZY_IMPORTS_MODULE = """
+    lazy import json
+    lazy import xml.dom as dom
+    lazy from os import path as p, sep
+    import sys
+    lazy_json = type(globals()["json"]).__name__
+    out = (json.dumps([1]), p.join("a", "b"), sep, dom.__name__, lazy_json)
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 15), reason="PEP 810 lazy imports: 3.15+")
+def test_lazy_imports_module_round_trip():
+    source = textwrap.dedent(LAZY_IMPORTS_MODULE)
+    code = compile(source, "<module case>", "exec")
+    text = pellucid.decompile(code)
+    assert MARKER not in text, text
+    assert "lazy import json" in text and "lazy from os import path as p, sep" in text, text
+    assert _run(source)["out"] == _run(text)["out"], text

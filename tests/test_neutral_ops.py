@@ -167,6 +167,8 @@ SAMPLE_ARGS = {
     "CALL_EX": [(True, True), (False, False)], "MAKE_FUNCTION": [0, 9],
     "SET_FUNCTION_ATTRIBUTE": [1], "GET_AWAITABLE": [0], "RAISE_VARARGS": [1, 2],
     "RERAISE": [0], "IMPORT_NAME": ["os"], "IMPORT_FROM": ["path"], "MATCH_CLASS": [1],
+    "LAZY_IMPORT_NAME": ["os"], "LOAD_BUILTIN": ["NotImplementedError"],
+    "BUILD_INTERPOLATION": [(-1, False), (ord("r"), True)],
 }
 _TARGET = 5  # a jump's target in the one-instruction programs below
 

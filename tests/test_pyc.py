@@ -43,6 +43,11 @@ OTHER_INTERPRETERS = {
     (3, 12): PYENV / "3.12.1/bin/python",
     (3, 13): PYENV / "3.13.0/bin/python",
 }
+# (3.14 and 3.15 come from .ci/install-python, whose patch release is Debian's current one)
+for _minor in (14, 15):
+    _found = sorted(PYENV.glob("3.%d.*/bin/python3.%d" % (_minor, _minor)),
+                    key=lambda p: int(p.parts[-3].rsplit(".", 1)[-1]))
+    OTHER_INTERPRETERS[(3, _minor)] = _found[-1] if _found else PYENV / ("3.%d/bin/python" % _minor)
 
 
 def vstr(version):
@@ -343,7 +348,7 @@ def test_forged_header_of_every_known_version(tmp_path, number, version):
     if SUPPORTED_VERSIONS[0] <= version <= SUPPORTED_VERSIONS[1]:
         assert message.endswith(f": run pellucid with Python {vstr(version)}")
     else:
-        assert message.endswith(": pellucid reads bytecode of Python 3.8 to 3.13 only")
+        assert message.endswith(": pellucid reads bytecode of Python 3.8 to 3.15 only")
 
 
 def test_wrong_magic_even_when_truncated(tmp_path):
@@ -374,13 +379,13 @@ def test_pre_release_magic(tmp_path):
 
 def test_magic_of_a_future_version(tmp_path):
     path = tmp_path / "future.pyc"
-    path.write_bytes(magic_bytes(3660) + bytes(40))  # 3.15 development: 3650..3699
+    path.write_bytes(magic_bytes(3710) + bytes(40))  # 3.16 development: 3700..3749
     with pytest.raises(PycError) as info:
         load_pyc(path)
     assert_one_line(
         str(info.value),
-        "compiled by Python 3.15 (newer than this version of pellucid knows)",
-        "pellucid reads bytecode of Python 3.8 to 3.13 only",
+        "compiled by Python 3.16 (newer than this version of pellucid knows)",
+        "pellucid reads bytecode of Python 3.8 to 3.15 only",
     )
 
 
@@ -523,6 +528,7 @@ def test_pyc_error_is_a_decompile_error():
         (3531, ((3, 12), True)),
         (3571, ((3, 13), True)),
         (3627, ((3, 14), True)),
+        (3666, ((3, 15), True)),
         (62191, ((2, 7), False)),
         (3400, ((3, 8), False)),
         (3450, ((3, 11), False)),
@@ -546,8 +552,8 @@ def test_magic_number_of():
     assert magic_number_of(b"\r\n") is None
 
 
-def test_every_release_from_2_7_to_3_14_is_in_the_table():
+def test_every_release_from_2_7_to_3_15_is_in_the_table():
     versions = set(FINAL_MAGIC_NUMBERS.values())
     assert (2, 7) in versions
-    for minor in range(0, 15):
+    for minor in range(0, 16):
         assert (3, minor) in versions

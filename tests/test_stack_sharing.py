@@ -47,7 +47,7 @@ def _caches(opname):
         return 0
     from opcode import _inline_cache_entries  # type: ignore[attr-defined]
     entries = _inline_cache_entries
-    if isinstance(entries, dict):  # 3.13: a dict by name
+    if hasattr(entries, "keys"):  # by name: 3.13 a dict, 3.15 a frozendict
         return entries.get(opname, 0)
     return entries[OP[opname]]
 

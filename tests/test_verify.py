@@ -46,16 +46,37 @@ def _resolve(namespace, dotted):
 # Construct cases whose structured form is not verified, per Python version, and why (measured;
 # strict: a listed case that verifies fails the test, so the list only shrinks).
 _ALL = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
+_NEW = ("3.14", "3.15")
 EXPECTED_NOT_VERIFIED = {
     # Real decompiler bugs the check finds (behaviour differs; bench/sweep_findings.md):
-    "with_break_from_while_true": (_ALL, "a with whose __exit__ suppresses: the loop ends"),
+    "with_break_from_while_true": (_ALL + _NEW, "a with whose __exit__ suppresses: the loop ends"),
     "with_inside_loop_break_continue": (("3.10", "3.12"), "likewise, in a for loop"),
-    "with_suppressing_exit_in_loop": (_ALL, "likewise (the inputs make __exit__ suppress)"),
+    "with_suppressing_exit_in_loop": (_ALL + _NEW, "likewise (the inputs make __exit__ suppress)"),
     "with_suppressing_exit_in_for_loop": (("3.10", "3.12"), "likewise, in a for loop"),
     # Differences the model does not see through.
     "dict_displays_with_unpacking": (("3.8",), "3.8 BUILD_MAP_UNPACK of int-keyed dicts"),
+    # 3.14+: the nested code objects of deferred annotations (__annotate__) and of generic
+    # parameters are not paired with the candidate's, so the functions built from them differ
+    # ("unpaired" code), or SET_FUNCTION_ATTRIBUTE 16 (annotate) is not modelled.
+    "deferred_annotations_of_functions": (_NEW, "SET_FUNCTION_ATTRIBUTE 16 not modelled"),
+    "sig_nested_annotations": (_NEW, "SET_FUNCTION_ATTRIBUTE 16 not modelled"),
+    "sig_future_annotations": (_NEW, "SET_FUNCTION_ATTRIBUTE 16 not modelled"),
+    "deferred_annotations_of_classes": (_NEW, "a class body's __annotate__ unpaired"),
+    "deferred_annotations_class_names_shadowing": (_NEW, "a class body's __annotate__ unpaired"),
+    "type_params_generic_function_and_class": (_NEW, "generic parameters' function unpaired"),
+    "type_params_bounds_constraints_tuple_paramspec": (_NEW, "generic parameters' function unpaired"),
+    "type_params_generic_method_in_generic_class": (_NEW, "generic parameters' function unpaired"),
+    "type_params_class_bases_and_keywords": (_NEW, "generic parameters' function unpaired"),
+    "type_params_lazy_bound_refers_to_later_name": (_NEW, "generic parameters' function unpaired"),
+    "type_params_nested_generic_closure": (_NEW, "generic parameters' function unpaired"),
+    "type_params_generic_with_defaults_and_decorator": (_NEW, "generic parameters' function unpaired"),
+    "type_params_class_super_private_alias_conditional_annotation": (
+        _NEW, "generic parameters' function unpaired"),
+    "type_params_star_bases_in_loop_try_and_branches": (_NEW, "generic parameters' function unpaired"),
 }
-MIN_SHARE = 0.98
+# The share verified, per Python: 3.14/3.15's first measured share is their floor (it may only
+# rise as the entries above go).
+MIN_SHARE = 0.98 if PY in _ALL else 0.96
 
 
 def test_construct_corpus_verifies():

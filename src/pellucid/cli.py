@@ -62,7 +62,7 @@ class Unit(NamedTuple):
 _MAIN_DESCRIPTION = """\
 Decompile CPython bytecode back to readable Python source.
 
-pellucid reads bytecode of the Python running it (CPython 3.8 to 3.13): a .pyc file
+pellucid reads bytecode of the Python running it (CPython 3.8 to 3.15): a .pyc file
 must be decompiled by the same Python version that wrote it."""
 
 _MAIN_EPILOG = """\

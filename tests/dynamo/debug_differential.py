@@ -233,8 +233,12 @@ def dispatcher_calls(capture: Any) -> Dict[str, int]:
 
 
 def check(build: Callable[[], Any], backend: str, dump: str, grad: bool = True,
-          misses: Tuple[str, ...] = (), record_lines: bool = True) -> Tuple[Run, Run]:
-    """The differential check described in the module docstring; returns both runs."""
+          misses: Tuple[str, ...] = (), record_lines: bool = True,
+          compiles: bool = True) -> Tuple[Run, Run]:
+    """The differential check described in the module docstring; returns both runs.
+
+    ``compiles=False``: torch.compile is expected to compile none of the program's frames
+    (there is then nothing for debug() to run, and the check asserts exactly that)."""
     ref = run(build, backend, None, grad)
     got = run(build, backend, dump, grad, record_lines=record_lines)
     expected = ["no compiled entry of %s accepts these inputs" % m for m in misses]
@@ -253,6 +257,10 @@ def check(build: Callable[[], Any], backend: str, dump: str, grad: bool = True,
     routed = [p for p, s in session.full_code_files.items() if s != "runs"]
     assert not routed, session.full_code_files
     calls = dispatcher_calls(got.capture)
+    if not compiles:
+        transformed = [f.label for f in got.capture.frames.values() if f.transforms]
+        assert not calls and not transformed and not got.capture.graphs, (calls, transformed)
+        return ref, got
     assert calls and all(calls.values()), calls
     check_dumped_code(got.capture)
     if record_lines:

@@ -6,12 +6,16 @@ the file, line and local variables.
 """
 import bdb
 import os
+import sys
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import pellucid  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inductor_support import missing_headers  # noqa: E402
 
 
 class Recorder(bdb.Bdb):
@@ -268,6 +272,8 @@ class Compiled:
 @pytest.fixture(scope="module")
 def inductor_program(tmp_path_factory):
     """The one Inductor compile of this module's tests (two graphs, forward and backward)."""
+    if missing_headers():
+        pytest.skip(missing_headers())
     return Compiled(str(tmp_path_factory.mktemp("inductor") / "dump"), "inductor")
 
 

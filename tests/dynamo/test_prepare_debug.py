@@ -18,6 +18,9 @@ torch = pytest.importorskip("torch")
 import pellucid  # noqa: E402
 from pellucid.dynamo.torch_features import PellucidWarning  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inductor_support import needs_headers  # noqa: E402
+
 
 def _same(a, b):
     if isinstance(a, torch.Tensor):
@@ -238,6 +241,7 @@ def test_data_dependent_if(tmp_path, backend, capsys):
         assert _same(branchy(*args), out)
 
 
+@needs_headers
 def test_data_dependent_if_inductor(tmp_path):
     capture, dump, fn, outs, calls = _check_dump(tmp_path, data_dependent_if, "inductor", ["branchy"])
     stages = {s.stage for g in capture.graphs.values() for s in g.stages}

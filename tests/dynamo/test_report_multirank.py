@@ -22,6 +22,9 @@ import pellucid  # noqa: E402
 from pellucid.dynamo.api import load_capture  # noqa: E402
 from pellucid.dynamo.report import write_report  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inductor_support import needs_headers  # noqa: E402
+
 SRC = os.path.dirname(os.path.dirname(pellucid.__file__))
 PROGRAM = os.path.join(HERE, "multirank_program.py")
 
@@ -101,6 +104,7 @@ def f_inductor(x, w):
     return (h.sin() + 1).sum()
 
 
+@needs_headers
 def test_inductor_kernels_link_to_their_fx_nodes(tmp_path, capsys):
     torch._dynamo.reset()
     dump = str(tmp_path / "dump")

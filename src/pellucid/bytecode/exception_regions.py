@@ -7,7 +7,7 @@ raw offset, the handler's offset, the stack depth below the exception values, an
 """
 import dis
 import types
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from pellucid.bytecode.features import EXCEPTION_TABLE
 from pellucid.bytecode.opcode_tables import RAW_NO_FALLTHROUGH
@@ -18,7 +18,8 @@ _SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
 _NO_FALLTHROUGH = RAW_NO_FALLTHROUGH
 
 
-def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:
+def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction],
+                       depths: Optional[Dict[int, int]] = None) -> Dict[int, HandlerInfo]:
     """Innermost handler per raw offset (offsets with no handler are absent).
 
     >>> def f():
@@ -28,17 +29,20 @@ def handlers_by_offset(code: types.CodeType, raw: List[dis.Instruction]) -> Dict
     True
     """
     if EXCEPTION_TABLE:
-        return _from_table(code, raw)
+        return _from_table(code, raw, depths or {})
     return _from_block_stack(raw)
 
 
-def _from_table(code: types.CodeType, raw: List[dis.Instruction]) -> Dict[int, HandlerInfo]:
+def _from_table(code: types.CodeType, raw: List[dis.Instruction],
+                depths: Dict[int, int]) -> Dict[int, HandlerInfo]:
+    """``depths``: 3.14+ handler depths by target offset that count only the slots the neutral
+    instructions have (see :mod:`pellucid.bytecode.hidden_slots`)."""
     out: Dict[int, HandlerInfo] = {}
     entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
     for r in raw:
         for e in entries:
             if e.start <= r.offset < e.end:
-                out[r.offset] = (e.target, e.depth, bool(e.lasti))
+                out[r.offset] = (e.target, depths.get(e.target, e.depth), bool(e.lasti))
                 break
     return out
 

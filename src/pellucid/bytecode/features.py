@@ -38,6 +38,14 @@ def _global_call_text() -> str:
     return next(i.argrepr for i in dis.get_instructions(probe) if i.opname == "LOAD_GLOBAL")
 
 
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<probe>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
 def _fix_locations_fills_none_end() -> bool:
     node = ast.Expr(ast.Constant(1))
     node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = 1, 0, None, None
@@ -152,11 +160,38 @@ COLUMN_POSITIONS = hasattr(types.CodeType, "co_positions")
 CO_HAS_DOCSTRING = next((flag for flag, name in dis.COMPILER_FLAG_NAMES.items()
                          if name == "HAS_DOCSTRING"), 0)
 
+#: A ``with`` statement loads ``__exit__`` and ``__enter__`` with ``LOAD_SPECIAL`` (an unbound
+#: method and its ``self``: two slots for ``__exit__``), not with ``BEFORE_WITH``.
+WITH_LOADS_SPECIAL_METHODS = "LOAD_SPECIAL" in _OPS
+
+#: ``GET_ITER`` pushes the iterator and an index or NULL beside it; ``FOR_ITER`` reads both and
+#: ``POP_ITER``/``END_SEND`` pop both (a ``SEND`` loop's receiver has a NULL beside it too).
+ITERATORS_TAKE_TWO_SLOTS = _stack_effect("GET_ITER") == 1
+
+#: ``CALL_FUNCTION_EX`` always has a keyword-arguments slot (NULL: none), not a flag for it.
+CALL_EX_ALWAYS_HAS_KWARGS_SLOT = WITH_LOADS_SPECIAL_METHODS and _stack_effect("CALL_FUNCTION_EX") == -3
+
+#: ``all``/``any``/``tuple`` (and ``list``/``set``) of a generator expression are compiled
+#: inline, behind a test that the name is the builtin (``LOAD_COMMON_CONSTANT``).
+INLINED_BUILTIN_CALLS = "LOAD_COMMON_CONSTANT" in _OPS
+
+#: ``IMPORT_NAME``'s argument has a "lazy" bit (``lazy import``, PEP 810).
+LAZY_IMPORTS = _compiles("lazy import m")
+
+#: Unpacking in comprehensions (``[*xs for xs in xss]``, PEP 798): the comprehension's result
+#: is extended (``LIST_EXTEND``/``SET_UPDATE``/``DICT_UPDATE``) from inside its loops.
+COMPREHENSION_UNPACKING = _compiles("[*x for x in y]")
+
+# ---- compiler layouts no opcode tells ----------------------------------------------------------
+
+#: A slice of constants is folded into one constant ``slice`` object (``x[1:2]``).
+CONSTANT_SLICES = any(type(c) is slice for c in compile("x[1:2]", "<probe>", "eval").co_consts)
+
 # ---- compiler layouts no opcode tells (by version) --------------------------------------------
 
 #: ``while c: body`` is compiled as ``if c:`` around a loop that tests ``c`` again at its end
-#: (3.10+).
-ROTATED_LOOP_TESTS = _VERSION >= (3, 10)
+#: (3.10 to 3.13; 3.14 tests once, at the top, and jumps back there).
+ROTATED_LOOP_TESTS = (3, 10) <= _VERSION < (3, 14)
 
 #: A store that a later store to the same name overwrites at once (``a, a = t``; ``for a, _, _
 #: in``) is compiled as ``POP_TOP`` (3.13+).
@@ -173,6 +208,9 @@ WITH_CHECKS_PROTOCOL = _VERSION >= (3, 11)
 #: A class pattern whose class is not a type raises ``TypeError("called match pattern must be a
 #: class")``; before 3.12 the message says "a type".
 MATCH_CLASS_ERROR_SAYS_CLASS = _VERSION >= (3, 12)
+
+#: ... and from 3.15 it says ``"class pattern must refer to a class"``.
+MATCH_CLASS_ERROR_NAMES_PATTERN = _VERSION >= (3, 15)
 
 #: 3.12's symbol table (seen on 3.12.1) mangles the private names of a function that follow a
 #: generic class statement anywhere inside it with that class's name.

@@ -99,6 +99,7 @@ NEUTRAL_OPS: Dict[str, NeutralOp] = {
     "LOAD_LOCALS": _op(0, 1),
     "LOAD_BUILD_CLASS": _op(0, 1),
     "LOAD_ASSERTION_ERROR": _op(0, 1, raises=False),
+    "LOAD_BUILTIN": _op(0, 1, raises=False),  # (3.14+ LOAD_COMMON_CONSTANT NotImplementedError)
     "PUSH_NULL": _op(0, 1, raises=False),
     "LOAD_FROM_DICT_OR_DEREF": _op(1, 1),
     "LOAD_FROM_DICT_OR_GLOBALS": _op(1, 1),
@@ -132,6 +133,10 @@ NEUTRAL_OPS: Dict[str, NeutralOp] = {
     "SUBSCR": _op(2, 1),
     "FORMAT": _op(lambda arg: 1 + bool(arg[1]), 1),
     "CONVERT": _op(1, 1),
+    # 3.14 template strings: (value, its source text[, format spec]) -> Interpolation;
+    # (strings, interpolations) -> Template
+    "BUILD_INTERPOLATION": _op(lambda arg: 2 + bool(arg[1]), 1),
+    "BUILD_TEMPLATE": _op(2, 1),
     # building values
     "BUILD_SLICE": _op(_n, 1),
     "BUILD_TUPLE": _op(_n, 1),
@@ -199,6 +204,7 @@ NEUTRAL_OPS: Dict[str, NeutralOp] = {
     "WITH_EXCEPT_START": _op(4 if EXCEPTION_IS_ONE_VALUE else 7, 5 if EXCEPTION_IS_ONE_VALUE else 8),
     # imports, module and class bodies
     "IMPORT_NAME": _op(2, 1),
+    "LAZY_IMPORT_NAME": _op(2, 1),  # 3.15 ``lazy import`` (PEP 810)
     "IMPORT_FROM": _op(1, 2),
     "IMPORT_STAR": _op(1, 0),
     "SETUP_ANNOTATIONS": _op(0, 0),

@@ -20,6 +20,8 @@ import sys
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from pellucid.bytecode import features as F
+from pellucid.bytecode import hidden_slots as HS
 from pellucid.bytecode import opcode_tables as T
 from pellucid.bytecode.features import (
     BOOL_OPS_COPY_AND_TEST, CALL_HAS_NULL_SLOT, CLOSURE_LOADS_ARE_FAST_LOADS, DELEGATION_IS_SEND_LOOP,
@@ -116,6 +118,14 @@ def _raw_instructions(code: types.CodeType) -> List[dis.Instruction]:
 _KEPT_AS_IS = T.SAME - {"GEN_START", "LOAD_CLASSDEREF"}
 
 
+# (3.14+ folds ``x[1:2]``'s slice into a constant, built again where it is used; 3.15+ marks a
+# lazy import in IMPORT_NAME's argument)
+if F.CONSTANT_SLICES:
+    _KEPT_AS_IS = _KEPT_AS_IS - {"LOAD_CONST"}
+if F.LAZY_IMPORTS:
+    _KEPT_AS_IS = _KEPT_AS_IS - {"IMPORT_NAME"}
+
+
 def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ()) -> List[Instr]:
     """Neutral instructions for one raw instruction (``pending_kw`` carries 3.11's ``KW_NAMES``)."""
     op, arg, val, off = raw.opname, raw.arg, raw.argval, raw.offset
@@ -133,6 +143,15 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
 
     if op in T.NO_OPS:
         return []
+    if op == "IMPORT_NAME" and F.LAZY_IMPORTS and arg & 1:
+        # (bit 1, "eager", only says the import is where lazy ones are not allowed: in a
+        # function, class or try; the recompiled import is in the same place)
+        return one("LAZY_IMPORT_NAME", val)
+    if op == "HIDDEN_SLOT_NOT_MODELLED":
+        return one("UNSUPPORTED", val)
+    if op == "LOAD_CONST" and (type(val) is slice or (type(val) is tuple and any(type(v) is slice for v in val))):
+        # built where it is used, as before 3.14: ``x[1:2, 3]`` reads back as a subscript
+        return _built_constant(val, off, line)
     if op == "TO_BOOL":
         return one("TO_BOOL")
     if op in T.JUMP_RENAMES:
@@ -157,12 +176,20 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         if arg & 1:
             out.append(Instr("PUSH_NULL", None, off, line))
         return out
-    if op == "LOAD_FAST_CHECK":
-        return one("LOAD_FAST", val)
-    if op in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"):
-        first, second = val
-        a, b = op.split("_FAST_")[0], op.split("_FAST_")[1]
-        return [Instr(a + "_FAST", first, off, line), Instr(b.replace("_FAST", "") + "_FAST", second, off, line)]
+    if op in T.ALIASES:
+        return one(T.ALIASES[op], val)
+    if op in T.PAIRS:
+        (a, b), (first, second) = T.PAIRS[op], val
+        return [Instr(a, first, off, line), Instr(b, second, off, line)]
+    if op == "LOAD_SMALL_INT":
+        return one("LOAD_CONST", val)
+    if op == "LOAD_COMMON_CONSTANT":
+        if raw.argrepr in T.COMMON_CONSTANT_VALUES:
+            return one("LOAD_CONST", val)
+        if raw.argrepr in T.COMMON_BUILTINS:
+            return one("LOAD_BUILTIN", raw.argrepr)
+        return one(T.COMMON_CONSTANT_OPS.get(raw.argrepr, "UNSUPPORTED"), None if raw.argrepr in
+                   T.COMMON_CONSTANT_OPS else "LOAD_COMMON_CONSTANT " + raw.argrepr)
     if op == "KW_NAMES":
         # 3.11's dis does not resolve the operand; it indexes co_consts.
         pending_kw.append(consts[arg])
@@ -186,6 +213,8 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         return one("INPLACE", T.INPLACE_OPCODES[op])
     if op == "BINARY_OP":
         sym = raw.argrepr
+        if sym in T.BINARY_OP_OPS:
+            return one(T.BINARY_OP_OPS[sym])
         if sym.endswith("=") and sym not in ("==",):
             return one("INPLACE", sym[:-1])
         return one("BINARY", sym)
@@ -231,6 +260,10 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
         return one("FORMAT", (-1, False))
     if op == "FORMAT_WITH_SPEC":
         return one("FORMAT", (-1, True))
+    if op == "BUILD_INTERPOLATION":  # 3.14 t-strings: (conversion, has a format spec)
+        return one("BUILD_INTERPOLATION", (T.CONVERSIONS[(arg >> 2) & 3], bool(arg & 1)))
+    if op == "BUILD_TEMPLATE":
+        return one("BUILD_TEMPLATE")
     if op == "CONVERT_VALUE":
         return one("CONVERT", T.CONVERSIONS[arg])
     if op == "MAKE_FUNCTION":
@@ -255,6 +288,19 @@ def translate(raw: dis.Instruction, pending_kw: List[tuple], consts: tuple = ())
     if op in T.SAME:
         return one(op, val)
     return one("UNSUPPORTED", op)
+
+
+def _built_constant(val: Any, off: int, line: Optional[int]) -> List[Instr]:
+    """A 3.14+ constant slice (or tuple holding slices) as the loads that build it."""
+    if type(val) is slice:
+        parts = [val.start, val.stop] + ([val.step] if val.step is not None else [])
+        return [Instr("LOAD_CONST", p, off, line) for p in parts] + [Instr("BUILD_SLICE", len(parts), off, line)]
+    if type(val) is tuple and any(type(v) is slice for v in val):
+        out: List[Instr] = []
+        for v in val:
+            out.extend(_built_constant(v, off, line))
+        return out + [Instr("BUILD_TUPLE", len(val), off, line)]
+    return [Instr("LOAD_CONST", val, off, line)]
 
 
 def _fold_send_loops(ins: List[Instr]) -> List[Instr]:
@@ -292,8 +338,30 @@ def _fold_send_loops(ins: List[Instr]) -> List[Instr]:
     return out
 
 
+_OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE"}
+
+
+def _unthread_value_jumps(ins: List[Instr]) -> None:
+    """3.14: in ``a and b or c`` a false ``a`` jumps straight to where ``b or``'s test goes on
+    when false, the ``POP_TOP`` of its ``COPY 1; POP_JUMP_IF_TRUE; POP_TOP``, since testing
+    ``a`` again there could only fall through.  Aim it at that test again (its outcome is
+    known), so each ``COPY 1; POP_JUMP_IF_X; POP_TOP`` stays a ``JUMP_IF_X_OR_POP`` whose
+    ``POP_TOP`` nothing jumps to; CPython threads it the same way again when it compiles the
+    ``and``/``or``."""
+    at = {x.offset: k for k, x in reversed(list(enumerate(ins)))}
+    for i in range(len(ins) - 2):
+        a, j = ins[i], ins[i + 1]
+        if not (a.op == "COPY" and a.arg == 1 and j.op in _OPPOSITE and ins[i + 2].op == "POP_TOP"):
+            continue
+        t = at.get(j.target)  # type: ignore[arg-type]
+        if t is not None and t >= 2 and ins[t].op == "POP_TOP" and ins[t - 1].op == _OPPOSITE[j.op] \
+                and ins[t - 2].op == "COPY" and ins[t - 2].arg == 1:
+            j.target = ins[t - 2].offset
+
+
 def _fold_copy_jumps(ins: List[Instr]) -> List[Instr]:
     """3.12+: ``COPY 1; POP_JUMP_IF_X t; POP_TOP`` is exactly ``JUMP_IF_X_OR_POP t``."""
+    _unthread_value_jumps(ins)
     out: List[Instr] = []
     i = 0
     while i < len(ins):
@@ -343,10 +411,12 @@ def _fold_end_for(ins: List[Instr]) -> List[Instr]:
 
 
 def _fold_generator_prologue(ins: List[Instr]) -> List[Instr]:
-    """3.11+: ``RETURN_GENERATOR; POP_TOP`` only creates the generator object."""
-    if ins and ins[0].op == "RETURN_GENERATOR":
-        skip = 2 if len(ins) > 1 and ins[1].op == "POP_TOP" else 1
-        return ins[skip:]
+    """3.11+: ``RETURN_GENERATOR; POP_TOP`` only creates the generator object.  (3.15's
+    generator expressions load their iterator ``.0`` before it.)"""
+    first = 1 if len(ins) > 1 and ins[0].op == "LOAD_FAST" and ins[0].arg == ".0" else 0
+    if len(ins) > first and ins[first].op == "RETURN_GENERATOR":
+        skip = 2 if len(ins) > first + 1 and ins[first + 1].op == "POP_TOP" else 1
+        return ins[:first] + ins[first + skip:]
     return ins
 
 
@@ -356,11 +426,28 @@ def prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
 
 
 def _prepared_raw(code: types.CodeType) -> List[dis.Instruction]:
+    facts = hidden_slot_facts(code)
+    if facts is not None:
+        return facts.raw
     raw = raw_instructions(code)
     if FINALLY_SUBROUTINES:  # BEGIN/CALL/POP/END_FINALLY subroutines -> 3.9's duplicated finally bodies
         from pellucid.bytecode.legacy_finally import rewrite
         raw = rewrite(raw)
     return raw
+
+
+def hidden_slot_facts(code: types.CodeType) -> Optional[HS.Collapsed]:
+    """3.14+: ``code``'s raw instructions with the slots the neutral model does not have taken
+    out (:mod:`pellucid.bytecode.hidden_slots`), the stack depths and handler depths that go
+    with them; None before 3.14.  Read once per code object within :func:`shared_results`."""
+    if not HS.ACTIVE:
+        return None
+    return _shared_result("collapsed", code, _collapsed)[0]  # type: ignore[no-any-return]
+
+
+def _collapsed(code: types.CodeType) -> List[HS.Collapsed]:
+    from pellucid.bytecode.inlined_calls import fold_inlined_calls
+    return [HS.collapse(code, fold_inlined_calls(code, raw_instructions(code)))]
 
 
 #: (what, id(code)) -> (code, the result) while :func:`shared_results` is active
@@ -492,7 +579,9 @@ def _closure_loads(code: types.CodeType, ins: List[Instr]) -> None:
 
 
 def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]) -> List[Instr]:
-    raw_offsets = [r.offset for r in raw]
+    facts = hidden_slot_facts(code)
+    # (3.14+: jumps may go to an instruction that only moved a hidden slot, gone from ``raw``)
+    raw_offsets = facts.offsets if facts is not None else [r.offset for r in raw]
     # Raw offset -> index of the first surviving neutral instruction at or after it.
     first_at: Dict[int, int] = {}
     k = len(ins)
@@ -507,7 +596,7 @@ def _finalize(code: types.CodeType, raw: List[dis.Instruction], ins: List[Instr]
         x.index = idx
         if x.target is not None:
             x.target = first_at.get(x.target, end_index)
-    handlers = handlers_by_offset(code, raw)
+    handlers = handlers_by_offset(code, raw, facts.handler_depths if facts is not None else None)
     if not handlers:
         return ins  # (no handler anywhere: nothing below applies; Dynamo's code has none)
     made: Dict[HandlerInfo, Optional[Handler]] = {}

@@ -57,7 +57,7 @@ CONVERSIONS = {0: -1, 1: ord("s"), 2: ord("r"), 3: ord("a")}
 # or on what the program computes.
 NO_OPS = frozenset({
     "NOP", "EXTENDED_ARG", "CACHE", "RESUME", "PRECALL", "COPY_FREE_VARS", "MAKE_CELL",
-    "NOT_TAKEN", "INTERPRETER_EXIT",
+    "NOT_TAKEN", "INTERPRETER_EXIT", "TRACE_RECORD",
     "SETUP_FINALLY", "SETUP_ASYNC_WITH", "POP_BLOCK", "SETUP_CLEANUP",
 })
 
@@ -102,3 +102,33 @@ SAME = frozenset({
 # unconditional jump, return or raise.
 RAW_NO_FALLTHROUGH = frozenset(
     [raw for raw, neutral in JUMP_RENAMES.items() if neutral == "JUMP"] + ["RETURN_CONST"]) | TERMINAL
+
+# 3.14+: spellings that only say how the interpreter manages a reference or which stack slot an
+# operand is read from; the neutral opcode does the same.  (``POP_ITER`` pops one iterator on
+# 3.14; 3.15's two-slot iterators are made one slot by :mod:`pellucid.bytecode.hidden_slots`.)
+ALIASES = {
+    "LOAD_FAST_BORROW": "LOAD_FAST",
+    "LOAD_FAST_CHECK": "LOAD_FAST",
+    "POP_ITER": "POP_TOP",
+}
+
+# Superinstructions: two neutral instructions, each taking one of the pair ``argval``.
+PAIRS = {
+    "LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+    "LOAD_FAST_BORROW_LOAD_FAST_BORROW": ("LOAD_FAST", "LOAD_FAST"),
+    "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+    "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+}
+
+# 3.14+ ``LOAD_COMMON_CONSTANT`` operands (by the name ``dis`` shows) that are plain constants:
+# the neutral ``LOAD_CONST`` of the value.  The other operands (``tuple``, ``all``, ``any``,
+# ``list``, ``set``) only appear in inlined builtin calls, which
+# :mod:`pellucid.bytecode.inlined_calls` folds back into calls.
+COMMON_CONSTANT_VALUES = frozenset({"None", "''", "True", "False", "-1"})
+COMMON_CONSTANT_OPS = {"AssertionError": "LOAD_ASSERTION_ERROR"}
+# ... and builtins that compiler-made code loads: the neutral ``LOAD_BUILTIN`` of the name
+# (``raise NotImplementedError`` in a PEP 649 ``__annotate__`` function).
+COMMON_BUILTINS = frozenset({"NotImplementedError"})
+
+# BINARY_OP argreprs that are not operators (3.14 folded BINARY_SUBSCR into BINARY_OP).
+BINARY_OP_OPS = {"[]": "SUBSCR"}

@@ -56,7 +56,7 @@ HEADER_SIZE = 16
 MAGIC_NUMBER: bytes = importlib.util.MAGIC_NUMBER
 
 #: Oldest and newest CPython versions whose bytecode pellucid decompiles.
-SUPPORTED_VERSIONS: Tuple[Version, Version] = ((3, 8), (3, 13))
+SUPPORTED_VERSIONS: Tuple[Version, Version] = ((3, 8), (3, 15))
 
 #: The magic number (first two bytes of the ``.pyc``, little-endian) of each released CPython
 #: version. 3.5 has two: 3.5.3 and later releases write 3351.
@@ -87,6 +87,7 @@ FINAL_MAGIC_NUMBERS: Dict[int, Version] = {
     3531: (3, 12),
     3571: (3, 13),
     3627: (3, 14),
+    3666: (3, 15),
 }
 
 # Magic numbers used during each version's development (alphas, betas, release candidates), as

@@ -34,7 +34,11 @@ def entry_depths(code: types.CodeType) -> Dict[int, int]:
     >>> max(depths.values()) >= 1
     True
     """
-    from pellucid.bytecode.normalize import prepared_raw  # (normalize imports this layer's peers)
+    from pellucid.bytecode.normalize import hidden_slot_facts, prepared_raw  # (normalize imports this layer's peers)
+
+    facts = hidden_slot_facts(code)
+    if facts is not None:
+        return dict(facts.depths)  # (worked out while taking the hidden slots out)
 
     # The same raw list the neutral instructions came from: on 3.8 ``finally`` subroutines are
     # rewritten first and renumbered, and neutral offsets are those.

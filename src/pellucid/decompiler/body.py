@@ -20,6 +20,7 @@ from pellucid.decompiler import sharing
 from pellucid.decompiler.async_loops import AsyncLoopBuilder
 from pellucid.decompiler.except_star import ExceptStarBuilder
 from pellucid.decompiler.comprehensions import ComprehensionBuilder
+from pellucid.decompiler.deferred_annotations import AnnotationsDef, annotate_entries, is_annotate
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.functions import Decorated, FunctionBuilder, PendingClass
@@ -371,6 +372,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if isinstance(v, M.Marker) and v.value == "locals" and isinstance(target, ast.Name) \
                 and target.id == "__classdict__":
             return  # 3.12+ class body keeping its namespace for annotation scopes
+        if isinstance(target, ast.Name) and target.id in ("__annotate__", "__annotate_func__") \
+                and not self.code.co_flags & 0x01 and is_annotate(v):
+            # 3.14+: a class or module body's deferred annotations, written back as annotated
+            # statements when the body is complete (pellucid.decompiler.deferred_annotations)
+            self.emit(out, AnnotationsDef(annotate_entries(self, v)), stack)
+            return
         if isinstance(v, M.Marker) and isinstance(v.value, tuple) and v.value[0] == "type_alias":
             name, value = v.value[1], v.value[2]
             # (a generic alias, ``type A[T] = ...``, carries its parameters: type_params.py)
@@ -398,12 +405,12 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
                 alias = ast.alias(name, target.id)
             if v.level:
                 raise StructureError("relative import of a module object")
-            self.emit(out, ast.Import([alias]), stack)
+            self.emit(out, v.statement(ast.Import([alias])), stack)
             return
         if isinstance(v, ImportAttr) and isinstance(target, ast.Name):
             mod = v.value
             if mod.fromlist is None:
-                self.emit(out, ast.Import([ast.alias(mod.value, target.id)]), stack)
+                self.emit(out, mod.statement(ast.Import([ast.alias(mod.value, target.id)])), stack)
             else:
                 mod.names.append(ast.alias(v.name, None if v.name == target.id else target.id))
             return
@@ -484,6 +491,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if self.comprehension and arg == ".0":
             stack.append(M.Iterator(name_load(".0")))
             return
+        if not arg.isidentifier():
+            # (a hidden parameter, such as 3.14's ``.format``, of code decompiled on its own:
+            # spelled as functions.build_arguments spells it in the signature)
+            from pellucid.decompiler.fallback import _local
+            arg = _local(arg)
         stack.append(name_load(arg))
 
     def op_ASYNC_GEN_WRAP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

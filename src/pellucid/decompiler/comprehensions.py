@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Tuple
 
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.stack_machine import CompAppend
+from pellucid.decompiler.stack_machine import ITEM, CompAppend
 
 
 def clauses_from_loop(loop: ast.stmt) -> Tuple[List[ast.comprehension], Any]:
@@ -55,6 +55,12 @@ def clauses_from_loop(loop: ast.stmt) -> Tuple[List[ast.comprehension], Any]:
 
 
 def make_comprehension(gens: List[ast.comprehension], element: Any) -> ast.expr:
+    last = gens[-1]
+    if isinstance(element, ast.Yield) and len(gens) > 1 and isinstance(last.target, ast.Name) \
+            and last.target.id == ITEM and not last.ifs and not last.is_async \
+            and isinstance(element.value, ast.Name) and element.value.id == ITEM:
+        # ``(*xs for xs in xss)`` (3.15, PEP 798): the innermost loop yields each item of xs
+        return ast.GeneratorExp(ast.Starred(last.iter, ast.Load()), gens[:-1])
     if isinstance(element, ast.Yield):
         return ast.GeneratorExp(element.value if element.value is not None else ast.Constant(None), gens)
     if element.kind == "list":

@@ -45,7 +45,40 @@ def _imaginary(k: float) -> ast.expr:
     return ast.Constant(complex(0.0, k))  # unparsed as ``1e309j`` when infinite
 
 
+def _same_complex(a: Any, b: complex) -> bool:
+    return type(a) is complex and repr(a) == repr(b) and all(
+        math.copysign(1.0, p) == math.copysign(1.0, q) for p, q in ((a.real, b.real), (a.imag, b.imag)))
+
+
+def _folds_to(expr: ast.expr, v: complex) -> bool:
+    node = ast.fix_missing_locations(ast.Expression(expr))
+    return _same_complex(eval(compile(node, "<constant>", "eval"), {"__builtins__": {}}), v)
+
+
 def _complex_expr(v: complex) -> Optional[ast.expr]:
+    """An expression the compiler folds back to exactly ``v`` (signs of zeros and of NaNs
+    included), or None."""
+    first = _complex_form(v)
+    if first is not None and (not (math.isnan(v.real) or math.isnan(v.imag)) or _folds_to(first, v)):
+        return first
+    # A NaN's sign bit depends on how the arithmetic goes (3.14 changed mixed real/complex
+    # arithmetic): try the other spellings, checked by folding them here.
+    nan_j = ast.BinOp(ast.Constant(complex(0.0, math.inf)), ast.Sub(), ast.Constant(complex(0.0, math.inf)))
+    parts = [_imaginary(v.imag) if not math.isnan(v.imag) else nan_j]
+    if not math.isnan(v.imag):
+        parts.append(_imaginary(-v.imag))
+    neg = ast.USub
+    for real in (_float_expr(v.real), _float_expr(-v.real)):
+        for imag in parts:
+            for op in (ast.Add, ast.Sub):
+                for cand in (ast.BinOp(real, op(), imag), ast.UnaryOp(neg(), ast.BinOp(real, op(), imag)),
+                             ast.BinOp(imag, op(), real), ast.UnaryOp(neg(), imag)):
+                    if _folds_to(cand, v):
+                        return cand
+    return None
+
+
+def _complex_form(v: complex) -> Optional[ast.expr]:
     """An expression the compiler folds back to exactly ``v`` (signs of zeros included), or
     None.  Folding ``r + kj`` adds ``0.0`` to ``r`` and ``k`` to ``0.0``, which loses the sign of
     a negative zero; ``r - kj`` keeps ``r``; unary minus flips both signs exactly."""

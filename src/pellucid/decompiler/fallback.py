@@ -45,8 +45,10 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE, GEN_START,
-                                        MAKE_FUNCTION_POPS_QUALNAME, MATCH_CLASS_ERROR_SAYS_CLASS,
-                                        MATCH_PUSHES_SUCCESS, WITH_CHECKS_PROTOCOL)
+                                        MAKE_FUNCTION_POPS_QUALNAME, MATCH_CLASS_ERROR_NAMES_PATTERN,
+                                        MATCH_CLASS_ERROR_SAYS_CLASS,
+                                        MATCH_PUSHES_SUCCESS, WITH_CHECKS_PROTOCOL,
+                                        WITH_LOADS_SPECIAL_METHODS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 from pellucid.bytecode.positions import instruction_positions
@@ -515,6 +517,12 @@ class Fallback:
             self.w("else:")
             self.w("    raise __pellucid_builtins.NameError(%r)" % ("name %r is not defined" % arg))
             return
+        if not self.function and code.co_name != "<module>" and any(
+                i.op == "STORE_NAME" and i.arg == arg for i in self.instrs):
+            # (3.12+ class bodies' inlined comprehensions read globals: a bare name there
+            # would find the class's own first)
+            self.push("(lambda: %s)()" % arg)
+            return
         self.push(arg)
 
     def op_LOAD_NAME(self, ins: Instr, arg: str) -> None:
@@ -609,6 +617,9 @@ class Fallback:
     def op_LOAD_ASSERTION_ERROR(self, ins: Instr, arg: Any) -> None:
         # the builtin, whatever the code's own scopes call AssertionError
         self.push("__pellucid_builtins.AssertionError")
+
+    def op_LOAD_BUILTIN(self, ins: Instr, arg: str) -> None:
+        self.push("__pellucid_builtins.%s" % arg)
 
     def op_SUBSCR(self, ins: Instr, arg: Any) -> None:
         k = self.pop()
@@ -733,6 +744,24 @@ class Fallback:
             fn = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}[conv]
             v = "__pellucid_builtins.%s(%s)" % (fn, v)
         self.push("__pellucid_builtins.format(%s, %s)" % (v, spec))
+
+    def op_BUILD_INTERPOLATION(self, ins: Instr, arg: Any) -> None:
+        conv, has_spec = arg
+        spec = self.pop() if has_spec else "''"
+        text = self.pop()
+        v = self.pop()
+        c = "None" if conv == -1 else repr(chr(conv))
+        self.push("__pellucid_builtins.__import__('string.templatelib', fromlist=('_',))"
+                  ".Interpolation(%s, %s, %s, %s)" % (v, text, c, spec))
+
+    def op_BUILD_TEMPLATE(self, ins: Instr, arg: Any) -> None:
+        fields = self.pop()
+        strings = self.pop()
+        # (Template(*args) joins what it is given: the strings and fields in turn, the last
+        # string after the last field)
+        self.push("__pellucid_builtins.__import__('string.templatelib', fromlist=('_',)).Template("
+                  "*[__pellucid_p for __pellucid_q in __pellucid_builtins.zip(%s, %s + (None,)) "
+                  "for __pellucid_p in __pellucid_q if __pellucid_p is not None])" % (strings, fields))
 
     def op_LIST_APPEND(self, ins: Instr, arg: int) -> None:
         v = self.pop()
@@ -1184,7 +1213,10 @@ class Fallback:
         # extension types (immutable) their dotted name, builtins excepted
         tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
                    "else %s.__module__ + '.' + %s.__name__)" % (t, t, t, t, t))
-        for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
+        checks = ((enter, ""), (exit_, " (missed %s method)" % exit_))
+        if WITH_LOADS_SPECIAL_METHODS:  # (LOAD_SPECIAL looks __exit__ up first, names either one)
+            checks = ((exit_, " (missed %s method)" % exit_), (enter, " (missed %s method)" % enter))
+        for name, suffix in checks:
             self.w("if not __pellucid_builtins.hasattr(%s, %r):" % (t, name))
             self.w("    raise __pellucid_builtins.TypeError(\"'%%s' object does not support the "
                    "%s protocol%s\" %% %s)" % (what, suffix, tp_name))
@@ -1219,6 +1251,9 @@ class Fallback:
             exit_d, exc_d = n - 7, n - 2
         e = _slot(exc_d)
         self.push("%s(__pellucid_builtins.type(%s), %s, %s.__traceback__)" % (_slot(exit_d), e, e, e))
+
+    def op_LAZY_IMPORT_NAME(self, ins: Instr, arg: str) -> None:
+        raise FallbackError("a lazy import has no form inside the state machine")
 
     def op_IMPORT_NAME(self, ins: Instr, arg: str) -> None:
         consts = [p for _, p in self.stack[-2:]] if len(self.stack) >= 2 else []
@@ -1344,7 +1379,8 @@ _MATCH_CLASS_HELPER = [
     "    import builtins as __pellucid_builtins",  # (its own: no cell for the enclosing one)
     "    if not __pellucid_builtins.isinstance(__pellucid_c, __pellucid_builtins.type):",
     "        raise __pellucid_builtins.TypeError(%r)" % (
-        "called match pattern must be a class" if MATCH_CLASS_ERROR_SAYS_CLASS
+        "class pattern must refer to a class" if MATCH_CLASS_ERROR_NAMES_PATTERN
+        else "called match pattern must be a class" if MATCH_CLASS_ERROR_SAYS_CLASS
         else "called match pattern must be a type"),
     "    if not __pellucid_builtins.isinstance(__pellucid_s, __pellucid_c):",
     "        return None",
@@ -1550,6 +1586,9 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
         sub = BodyDecompiler(code, pool, comprehension=comprehension)
         sub.class_name = class_name
         stmts = sub.statements()
+        if not code.co_flags & CO_OPTIMIZED:  # (a class or module body, or one decompiled alone)
+            from pellucid.decompiler.deferred_annotations import merge_annotations
+            stmts = merge_annotations(stmts, code)
         # module code or a class body (``function=False`` from class_def): no `return` there.
         # (A function's code with CO_OPTIMIZED cleared is still a function: keep its returns.)
         if not code.co_flags & CO_OPTIMIZED and (function is False or (
@@ -1559,6 +1598,10 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
             from pellucid.decompiler import annotations_setup as ann
             if ann.sets_up_annotations(code, sub.instrs):
                 stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
+        if not code.co_flags & CO_OPTIMIZED:
+            # (after the implicit returns are dropped: what it adds goes at the body's end)
+            from pellucid.decompiler.deferred_annotations import keep_annotation_cells
+            stmts = keep_annotation_cells(stmts, code)
         return stmts, sub
     except _INTERNAL as exc:
         if comprehension:

@@ -191,7 +191,12 @@ class FunctionBuilder:
         v = stack.pop()
         if not isinstance(func, FunctionStub):
             raise StructureError("SET_FUNCTION_ATTRIBUTE on a non-function")
-        if arg != 8:
+        if arg == 16:  # 3.14+: the function's ``__annotate__``
+            from pellucid.decompiler.deferred_annotations import function_annotations, is_annotate
+            if not is_annotate(v):
+                raise StructureError("__annotate__ is not a compiler-made annotation function")
+            func.annotations = function_annotations(self, v)
+        elif arg != 8:
             func.set_attribute(arg, v)
         stack.append(func)
 

@@ -382,6 +382,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         raise DecompileError("recompiled source lost the function %s" % code.co_name)
     if keep_locals is True and (shadowed_locals(code) or repeated_locals(code)):
         new = _real_names(code, new)
+    new = _hidden_parameters_back(code, new)
     nargs = _nargs(code)
     if new.co_varnames[:nargs] != code.co_varnames[:nargs] and len(new.co_varnames) >= nargs \
             and all(a == b or not a.isidentifier()
@@ -430,6 +431,21 @@ def _qualname_in_consts(code: types.CodeType) -> Optional[str]:
                 if q.endswith(tail) and q != tail:
                     return q[:-len(tail)]
     return None
+
+
+def _hidden_parameters_back(code: types.CodeType, new: types.CodeType) -> types.CodeType:
+    """``new`` with the original names of parameters no source can spell (``.0``, 3.14's
+    ``.format``), which the decompiled source gave an identifier (fallback._local): no call can
+    pass them by keyword, so only the name differed."""
+    from pellucid.decompiler.fallback import _local
+    n = _nargs(code)
+    names = list(new.co_varnames)
+    for k, name in enumerate(code.co_varnames[:n]):
+        if not name.isidentifier() and k < len(names) and names[k] == _local(name):
+            names[k] = name
+    if names == list(new.co_varnames):
+        return new
+    return new.replace(co_varnames=tuple(names))
 
 
 def _nargs(code: types.CodeType) -> int:

@@ -24,6 +24,13 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     pool = consts if consts is not None else ConstantPool()
     from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
     stmts, sub = body_or_fallback(code, pool)
+    from pellucid.decompiler.deferred_annotations import keeps_format_check
+    if keeps_format_check(code, stmts):
+        # (the fallback spells the builtin as builtins' attribute, which no global shadows)
+        from pellucid.decompiler.fallback import _NoDeclarations, fallback_statements
+        stmts, sub = fallback_statements(code, pool, "the format check raises the builtin "
+                                         "NotImplementedError, which source names as a global", True), \
+            _NoDeclarations()
     # tidy rewrites only around names LOAD_ASSERTION_ERROR made: none made, nothing to walk for
     tidy_ = tidy if pool.made_assertion else _as_is
     if is_module_code(code):

@@ -10,11 +10,12 @@ import copy
 import types
 from typing import Any, Callable, Dict, List, Optional
 
-from pellucid.bytecode.features import (ASSERT_LOADS_GLOBAL_ASSERTION_ERROR,
+from pellucid.bytecode.features import (ASSERT_LOADS_GLOBAL_ASSERTION_ERROR, COMPREHENSION_UNPACKING,
                                         OVERWRITTEN_STORES_POPPED)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, position_at, position_units
 from pellucid.decompiler import markers as M
+from pellucid.decompiler.deferred_annotations import CONDITIONAL_SET, AnnotationMark, lazy_value_body
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.tree_nodes import all_nodes
 
@@ -53,6 +54,13 @@ class ImportModule(M.Marker):
         self.level = level
         self.fromlist = fromlist
         self.names: List[ast.alias] = []
+        self.lazy = False  # 3.15 ``lazy import``
+
+    def statement(self, node: ast.stmt) -> ast.stmt:
+        """``node`` (an import statement of this module), lazy if this import is."""
+        if self.lazy:
+            node.is_lazy = 1  # type: ignore[attr-defined]
+        return node
 
 
 class ImportAttr(M.Marker):
@@ -79,6 +87,10 @@ class Converted(M.Marker):
     def __init__(self, value: ast.expr, conversion: int) -> None:
         super().__init__(value)
         self.conversion = conversion
+
+
+#: the target given to a loop that yields its items without storing them
+ITEM = "__pellucid_item"
 
 
 class ExitResult(M.Marker):
@@ -147,6 +159,19 @@ def _empty_accumulator(v: Any) -> bool:
     if getattr(v, "_copied", False):
         return False
     return isinstance(v, (ast.List, ast.Set, ast.Dict)) or _is_empty_set_call(v)
+
+
+def _comprehension_result(stack: List[Any], arg: int) -> bool:
+    """``stack[-arg]`` is an unpacking comprehension's result (PEP 798) being extended: the
+    exact shape the compiler emits, an empty display with only its loops' iterators above.
+    Elsewhere (Dynamo's code extends lists it builds under a loop's iterator too) the extend
+    is an extend."""
+    if not (COMPREHENSION_UNPACKING and arg > 1 and _empty_accumulator(stack[-arg])):
+        return False
+    result = stack[-arg]
+    if isinstance(result, ast.Dict) and result.keys or isinstance(result, (ast.List, ast.Set)) and result.elts:
+        return False
+    return all(isinstance(v, M.Iterator) for v in stack[len(stack) - arg + 1:])
 
 
 def _is_empty_set_call(v: Any) -> bool:
@@ -372,6 +397,9 @@ class StackMachine:
         self.consts.made_assertion = True  # type: ignore[attr-defined]  # (tidy has work)
         stack.append(node)
 
+    def op_LOAD_BUILTIN(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        stack.append(name_load(arg))  # (only in compiler-made code, where the name is not bound)
+
     # stack shuffles -----------------------------------------------------------------------------
     def op_POP_TOP(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
@@ -382,8 +410,8 @@ class StackMachine:
                 return
         if isinstance(v, ImportModule):
             if v.names:
-                self.emit(out, ast.ImportFrom(v.value if v.level == 0 or v.value else None,
-                                              v.names, v.level), stack)
+                self.emit(out, v.statement(ast.ImportFrom(v.value if v.level == 0 or v.value else None,
+                                                          v.names, v.level)), stack)
             return
         if isinstance(v, _SILENT_POPS):
             return  # interpreter bookkeeping with no source counterpart
@@ -493,7 +521,7 @@ class StackMachine:
                 and operand.value[0] == "type_alias_operand"):
             raise StructureError("INTRINSIC_TYPEALIAS of an unexpected operand")
         _, name, stub = operand.value
-        body = self.nested_body(stub.value)  # type: ignore[attr-defined]  # (FunctionBuilder)
+        body = lazy_value_body(stub.value, self.nested_body(stub.value))  # type: ignore[attr-defined]
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             raise StructureError("type alias value is not a single expression")
         stack.append(M.Marker(("type_alias", name, body[0].value)))
@@ -552,6 +580,46 @@ class StackMachine:
             conv, v = v.conversion, v.value
         stack.append(ast.FormattedValue(self.value(v), conv, spec))
 
+    def _format_spec(self, s: Any) -> ast.JoinedStr:
+        if isinstance(s, ast.JoinedStr):
+            return s
+        if isinstance(s, (ast.Constant, ast.FormattedValue)):
+            return ast.JoinedStr([s])
+        return ast.JoinedStr([ast.FormattedValue(self.value(s), -1, None)])
+
+    def op_BUILD_INTERPOLATION(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        """3.14 t-string field: the value, its source text, and its format spec if any."""
+        conv, has_spec = arg
+        spec = self._format_spec(stack.pop()) if has_spec else None
+        text = stack.pop()
+        value = self.value(stack.pop())
+        if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
+            raise StructureError("t-string field text is not a constant")
+        # (unparsed as its text, which is the original expression's source)
+        stack.append(ast.Interpolation(value, text.value, conv, spec))  # type: ignore[attr-defined]
+
+    def op_BUILD_TEMPLATE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        fields = stack.pop()
+        strings = stack.pop()
+        if isinstance(fields, ast.Constant) and fields.value == () or \
+                isinstance(fields, ast.Tuple) and not fields.elts:
+            parts: List[Any] = []
+        elif isinstance(fields, ast.Tuple) and all(type(f).__name__ == "Interpolation" for f in fields.elts):
+            parts = list(fields.elts)
+        else:
+            raise StructureError("t-string fields are not a tuple of fields")
+        texts = [e.value if isinstance(e, ast.Constant) else None for e in strings.elts] \
+            if isinstance(strings, ast.Tuple) else None
+        if texts is None or len(texts) != len(parts) + 1 or not all(type(s) is str for s in texts):
+            raise StructureError("t-string strings are not a constant tuple")
+        values: List[ast.expr] = []
+        for k, s in enumerate(texts):
+            if s:
+                values.append(ast.Constant(s))
+            if k < len(parts):
+                values.append(parts[k])
+        stack.append(ast.TemplateStr(values))  # type: ignore[attr-defined]
+
     # Container mutations.  A display nobody else holds grows by a fresh node (branches of the
     # walk share stack nodes, so nodes are never changed in place); any other container -- a
     # display that is also used elsewhere, a value computed some other way -- is saved in a
@@ -594,6 +662,13 @@ class StackMachine:
             self._mutate(stack, out, -arg, "append", [v])
 
     def op_SET_ADD(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg == 1 and isinstance(stack[-2], ast.Name) and stack[-2].id == CONDITIONAL_SET \
+                and isinstance(stack[-1], ast.Constant) and type(stack[-1].value) is int:
+            # 3.14+: an annotated statement in a compound one has run (deferred_annotations)
+            index = stack.pop().value
+            stack[-1] = M.SavedLocal(None)
+            self.emit(out, AnnotationMark(index), stack)
+            return
         v = self.value(stack.pop())
         if arg > 1 and _empty_accumulator(stack[-arg]):
             self.emit(out, CompAppend("set", v), stack)
@@ -621,6 +696,9 @@ class StackMachine:
 
     def op_LIST_EXTEND(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         seq = self.value(stack.pop())
+        if _comprehension_result(stack, arg):  # 3.15 ``[*xs for xs in xss]`` (PEP 798)
+            self.emit(out, CompAppend("list", ast.Starred(seq, ast.Load())), stack)
+            return
         grown = self._grow_display(stack, -arg, ast.List)
         if grown is None:
             # LIST_EXTEND's target is always an exact list, so ``.extend`` is the same call.
@@ -635,6 +713,9 @@ class StackMachine:
 
     def op_SET_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         seq = self.value(stack.pop())
+        if _comprehension_result(stack, arg):  # 3.15 ``{*xs for xs in xss}``
+            self.emit(out, CompAppend("set", ast.Starred(seq, ast.Load())), stack)
+            return
         if _is_empty_set_call(stack[-arg]) and not getattr(stack[-arg], "_copied", False):
             stack[-arg] = ast.Set([])  # ``set()`` from BUILD_SET 0
         grown = self._grow_display(stack, -arg, ast.Set)
@@ -647,6 +728,10 @@ class StackMachine:
 
     def op_DICT_UPDATE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         mapping = self.value(stack.pop())
+        if ins.op == "DICT_UPDATE" and _comprehension_result(stack, arg):
+            # 3.15 ``{**d for d in ds}``: the DictComp's key is the mapping, its value None
+            self.emit(out, CompAppend("dict", None, mapping), stack)  # type: ignore[arg-type]
+            return
         grown = self._grow_display(stack, -arg, ast.Dict)
         if grown is None:
             if ins.op == "DICT_MERGE":
@@ -815,6 +900,12 @@ class StackMachine:
 
     def op_YIELD_VALUE(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         v = stack.pop()
+        if isinstance(v, M.NextValue):
+            # a loop yielding each item it gets, unnamed: 3.15's ``(*xs for xs in xss)``
+            # (PEP 798) iterates ``xs`` so; the loop gets a target of its own (read back as
+            # the starred element by comprehensions.clauses_from_loop)
+            self.store(ast.Name(ITEM, ast.Store()), v, stack, out)  # type: ignore[attr-defined]
+            v = name_load(ITEM)
         if isinstance(v, ast.Constant) and v.value is None:
             stack.append(ast.Yield(None))
         else:
@@ -988,6 +1079,11 @@ class StackMachine:
         lv = level.value if isinstance(level, ast.Constant) else 0
         fl = fromlist.elts if isinstance(fromlist, ast.Tuple) else None
         stack.append(ImportModule(arg, lv, fl))
+
+    def op_LAZY_IMPORT_NAME(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        """3.15 ``lazy import m`` / ``lazy from m import n`` (PEP 810)."""
+        self.op_IMPORT_NAME(arg, stack, out, ins)
+        stack[-1].lazy = True
 
     def op_IMPORT_FROM(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         mod = stack[-1]

@@ -29,6 +29,7 @@ from pellucid.bytecode.features import AST_TYPE_PARAM_DEFAULTS, GENERIC_CLASS_MA
 from pellucid.bytecode.instruction import Instr
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.body import BodyDecompiler
+from pellucid.decompiler.deferred_annotations import lazy_value_body, plain_lazy_function
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.functions import FunctionStub, PendingClass
 
@@ -156,10 +157,9 @@ class GenericParameters(BodyDecompiler):
 
     def _lazy_value(self, stub: Any) -> ast.expr:
         """The expression a lazily evaluated bound/constraints/default function returns."""
-        if not isinstance(stub, FunctionStub) or stub.defaults or stub.kwdefaults \
-                or stub.annotations:
+        if not isinstance(stub, FunctionStub) or not plain_lazy_function(stub):
             raise StructureError("type parameter bound is not a plain function")
-        body = LazyValue(stub.value, self.consts).statements()
+        body = lazy_value_body(stub.value, LazyValue(stub.value, self.consts).statements())
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             raise StructureError("type parameter bound is not a single expression")
         return body[0].value
@@ -217,7 +217,7 @@ class GenericParameters(BodyDecompiler):
                 and operand.value[0] == "type_alias_operand" and len(operand.value) == 4):
             raise StructureError("INTRINSIC_TYPEALIAS of an unexpected operand")
         _, name, stub, params = operand.value
-        body = self.nested_body(stub.value)
+        body = lazy_value_body(stub.value, self.nested_body(stub.value))
         if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             raise StructureError("type alias value is not a single expression")
         stack.append(M.Marker(("type_alias", name, body[0].value, [p.node() for p in params.value])))

@@ -9,6 +9,7 @@ graph file that :func:`pellucid.verify.check_equivalent` finds equivalent to the
 >>> forward_codes(compile("class GraphModule:\\n    def forward(self, x):\\n        return x\\n", "g.py", "exec"))[0].co_name
 'forward'
 """
+import collections
 import re
 import types
 from typing import Any, Callable, Dict, List, Set, Tuple
@@ -43,11 +44,15 @@ def reachable(root: Any, wanted: Callable[[Any], bool], max_depth: int = 8) -> L
 
     found: List[Any] = []
     seen: Set[int] = set()
-    frontier: List[Tuple[Any, int]] = [(root, 0)]
+    # Breadth first, so that each object is first met by its shortest path: depth first, a
+    # long detour could mark an object seen with too little depth left to reach what it holds
+    # (3.14's ``__annotate_func__`` of AOT's autograd.Function subclass closes over the class
+    # dict, a detour to ``compiled_fw`` two levels longer than the class attribute itself).
+    frontier = collections.deque([(root, 0)])
     while frontier:
-        obj, depth = frontier.pop()
+        obj, depth = frontier.popleft()
         if depth > max_depth or id(obj) in seen:
-            continue  # (too deep is not "seen": a shorter path may still reach it)
+            continue
         seen.add(id(obj))
         if wanted(obj):
             found.append(obj)

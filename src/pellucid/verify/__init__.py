@@ -21,6 +21,8 @@ way; ``builtins.__import__`` is CPython's own; no user code uses names starting 
 import types
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
+from pellucid.bytecode.features import CO_HAS_DOCSTRING
+
 __all__ = ["Verdict", "check_equivalent", "check_blaming"]
 
 MAX_DEPTH = 8
@@ -106,6 +108,8 @@ def _layout(code: types.CodeType) -> Dict[str, object]:
 
 def _doc(code: types.CodeType) -> Optional[str]:
     c = code.co_consts
+    if CO_HAS_DOCSTRING and not code.co_flags & CO_HAS_DOCSTRING:
+        return None  # (3.14+: a generator expression's first constant may be any string)
     return c[0] if c and isinstance(c[0], str) else None
 
 

@@ -1118,6 +1118,14 @@ def _plain_ok(npop: int) -> Cont:
 _PLAIN_OK = [_plain_ok(n) for n in range(16)]
 
 
+def _push_bool(s: MState, res: Tuple[Term, ...]) -> None:
+    s.stack.append(res[0])
+
+
+def _push_negated(s: MState, res: Tuple[Term, ...]) -> None:
+    s.stack.append(("not", res[0]))
+
+
 def _raise_only(ins: Instr, key: Tuple[Any, ...]) -> Event:
     return Event("effect", key, ins, 0, None)
 
@@ -1229,7 +1237,7 @@ _STEP_OPS = frozenset({
     "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_AND_CLEAR", "STORE_FAST", "STORE_DEREF",
     "DELETE_FAST", "LOAD_DEREF", "DELETE_DEREF", "LOAD_CLOSURE", "POP_TOP", "PUSH_NULL", "COPY",
     "SWAP", "ROT", "JUMP", "BUILD_TUPLE", "BUILD_LIST", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
-    "BUILD_SLICE", "BUILD_STRING", "LOAD_ASSERTION_ERROR", "STOPITERATION_ERROR",
+    "BUILD_SLICE", "BUILD_STRING", "LOAD_ASSERTION_ERROR", "LOAD_BUILTIN", "STOPITERATION_ERROR",
     "ASYNC_GEN_WRAP", "UNPACK_SEQUENCE", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME",
     "LOAD_ATTR", "CHECK_EXC_MATCH", "EXC_MATCH2", "LOAD_GLOBAL", "PUSH_EXC_INFO", "POP_EXCEPT",
     "RERAISE", "RAISE_VARARGS", *_NEUTRAL_JUMPS, "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
@@ -1349,6 +1357,8 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
         stack.append(("str", tuple(items)))
     elif op == "LOAD_ASSERTION_ERROR":
         stack.append(("builtin", "AssertionError"))
+    elif op == "LOAD_BUILTIN":
+        stack.append(("builtin", arg))
     elif op == "STOPITERATION_ERROR":
         stack.append(("stopiter_error", _pop(st, 1)[0]))
     elif op == "ASYNC_GEN_WRAP":
@@ -1464,6 +1474,13 @@ def _step(side: Side, st: MState, ins: Instr, facts: Dict[Term, bool], epoch: in
     elif op == "COMPARE" and arg in _FOLD_COMPARE and _foldable(stack[-2:]):
         b, a = stack.pop(), stack.pop()
         stack.append(("const", "bool", bool(_FOLD_COMPARE[arg](const_value(a)[1], const_value(b)[1]))))
+    elif op == "COMPARE" and arg in ("in", "not in"):
+        # ``a not in b`` is ``not (a in b)``: the same __contains__ call, whose result the
+        # interpreter makes a bool, negated (3.14 compiles ``not a in b`` as ``in`` and a
+        # negated jump, where ``not in`` compiled the same up to 3.13)
+        _need(stack, op, 2)
+        return _effect(st, ins, ("compare", "in", stack[-2], stack[-1]), 2, 1,
+                       _push_bool if arg == "in" else _push_negated, bool_result=True)
     elif op == "NOP":
         pass
     else:
@@ -1619,6 +1636,7 @@ _SIMPLE_EFFECTS: Dict[str, Tuple[Callable[[Any], int], Callable[[Any], int],
     "BEFORE_WITH": (_const(1), _const(2), lambda v, arg: ("with_enter", v[0])),
     "BEFORE_ASYNC_WITH": (_const(1), _const(2), lambda v, arg: ("async_with_enter", v[0])),
     "IMPORT_NAME": (_const(2), _const(1), lambda v, arg: ("import", arg, v[0], v[1])),
+    "LAZY_IMPORT_NAME": (_const(2), _const(1), lambda v, arg: ("lazy_import", arg, v[0], v[1])),
     "IMPORT_STAR": (_const(1), _const(0), lambda v, arg: ("import_star", v[0])),
     "STORE_GLOBAL": (_const(1), _const(0), lambda v, arg: ("store_global", arg, v[0])),
     "DELETE_GLOBAL": (_const(0), _const(0), lambda v, arg: ("delete_global", arg)),
@@ -1646,6 +1664,10 @@ _SIMPLE_EFFECTS: Dict[str, Tuple[Callable[[Any], int], Callable[[Any], int],
     "UNPACK_EX": (_const(1), lambda arg: arg[0] + 1 + arg[1],
                   lambda v, arg: ("unpack_ex", v[0], arg)),
     "CONVERT": (_const(1), _const(1), lambda v, arg: ("convert", arg, v[0])),
+    # 3.14 t-strings: new Interpolation and Template objects (no user code runs)
+    "BUILD_INTERPOLATION": (lambda arg: 3 if arg[1] else 2, _const(1),
+                            lambda v, arg: ("interpolation", arg[0]) + tuple(v)),
+    "BUILD_TEMPLATE": (_const(2), _const(1), lambda v, arg: ("template", v[0], v[1])),
     "LOAD_SUPER_ATTR": (_const(3), _const(1), lambda v, arg: ("super_attr", arg, v[0], v[1], v[2])),
     "MATCH_CLASS": (_const(3), _const(1), lambda v, arg: ("match_class", arg, v[0], v[1], v[2])),
     "PREP_RERAISE_STAR": (_const(2), _const(1), lambda v, arg: ("prep_reraise_star", v[0], v[1])),
