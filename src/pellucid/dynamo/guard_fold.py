@@ -45,6 +45,7 @@ text -- and otherwise leaves the text as it was.  Only the outermost repetition 
             if not (type(a[_f0]) is int and a[_f0] == _f1): return False
 """
 import re
+from functools import lru_cache
 from typing import List, Optional, Sequence, Tuple
 
 _BODY = " " * 8
@@ -293,42 +294,55 @@ def fold_loops(source: str) -> Tuple[str, int]:
 # ------------------------------------------------------------------------------- naming values
 
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_QUOTED = re.compile(_STRING.pattern + r"""|['"]""")
 _ASSIGNED = re.compile(r"^ *[A-Za-z_]\w* = ")
 _KEY = re.compile(r"(?:\[\s*'([A-Za-z_]\w*)'\s*\]|\.([A-Za-z_]\w*))$")
 
 
+#: a line's code: its tokens (:data:`_TOKEN`) up to the first comment.  Only strings and
+#: comments hold a quote or ``#``, so stepping over strings and other characters one at a time
+#: stops where the tokens' comment starts (one C-level match, not a token loop in Python)
+_CODE = re.compile(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^#])*""")
+
+
 def _split_comment(line: str) -> Tuple[str, str]:
     """(code, comment) of a line: the comment starts at the first ``#`` outside a string."""
-    at = 0
-    for tok in _TOKEN.findall(line):
-        if tok.startswith("#"):
-            return line[:at], line[at:]
-        at += len(tok)
-    return line, ""
+    at = _CODE.match(line).end()  # type: ignore[union-attr]
+    return line[:at], line[at:]
 
 
 def _in_code(line: str, old: str, new: str) -> str:
     """``_replace_at_boundaries`` in the code of a line, outside its strings; its comment left
     as it is."""
+    if old not in line:  # (the common case, and the same answer: nothing to replace)
+        return line
+    code, comment, spans = _code_parts(line)
+    return _replace_at_boundaries(code, old, new, spans) + comment
+
+
+@lru_cache(maxsize=4096)
+def _code_parts(line: str) -> Tuple[str, str, Tuple[Tuple[int, int], ...]]:
+    """(code, comment, the code's string spans) of a line: a line is read once per value
+    above it that it may use, and a model's layers' guards share most lines, so the scans are
+    kept (bounded: a few MB of lines at most)."""
     code, comment = _split_comment(line)
-    return _replace_at_boundaries(code, old, new, _string_spans(code)) + comment
+    return code, comment, tuple(_string_spans(code))
 
 
 def _name_back(line: str, name: str, expr: str) -> str:
     """The line with the name token ``name`` (never text inside a string or a comment) read
     as ``expr`` again."""
+    if name not in line:  # (the same answer: a line is the sum of its tokens)
+        return line
     code, comment = _split_comment(line)
     return "".join(expr if tok == name else tok for tok in _TOKEN.findall(code)) + comment
 
 
 def _string_spans(code: str) -> List[Tuple[int, int]]:
-    spans = []
-    at = 0
-    for tok in _TOKEN.findall(code):
-        if tok[:1] in ("'", '"'):
-            spans.append((at, at + len(tok)))
-        at += len(tok)
-    return spans
+    """Where the strings of a line's code (no comment: :func:`_split_comment`) are.  Only a
+    string token holds a quote there, so searching for strings finds the tokens' (a quote that
+    starts no string is a token of its own: a span nothing starts inside)."""
+    return [m.span() for m in _QUOTED.finditer(code)]
 
 
 def _replace_at_boundaries(text: str, old: str, new: str,
@@ -406,8 +420,11 @@ def name_values(source: str) -> str:
             cur = node.expr
             for sname, sform in scope:
                 cur = _replace_at_boundaries(cur, sform, sname)
-            uses = sum(_in_code(new[k], cur, "\0").count("\0")
-                       for k in range(node.start + 1, node.end) if not _NODE.match(new[k]))
+            uses = 0
+            for k in range(node.start + 1, node.end):
+                # (a line without ``cur`` or a NUL adds nothing: skip it before the regexes)
+                if (cur in new[k] or "\0" in new[k]) and not _NODE.match(new[k]):
+                    uses += _in_code(new[k], cur, "\0").count("\0")
             inner = list(scope)
             inner_owner = owner
             if uses >= 2:
@@ -434,7 +451,10 @@ def name_values(source: str) -> str:
     visit(roots, [], None)
     if not bindings:
         return source
-    # proof: put every name back (innermost first) and the checks read as before
+    # proof: put every name back (innermost first) and the checks read as before.  Putting
+    # back a name the line does not hold is no change, so each line skips straight to the
+    # innermost binding it still reads (names are unique): one pass, not bindings x lines.
+    order = {name: i for i, (name, _) in enumerate(bindings)}
     restored = []
     for k, line in enumerate(new):
         if k < lo or k >= hi:
@@ -443,8 +463,14 @@ def name_values(source: str) -> str:
         if _ASSIGNED.match(line) and line.startswith(_BODY) and not line.startswith(_BODY + " "):
             restored.append(None)
             continue
-        for name, expr in reversed(bindings):
-            line = _name_back(line, name, expr)
+        bound = len(bindings)
+        while True:
+            read = [order[tok] for tok in _TOKEN.findall(_split_comment(line)[0]) if tok in order]
+            i = max((j for j in read if j < bound), default=-1)
+            if i < 0:
+                break
+            line = _name_back(line, *bindings[i])
+            bound = i
         restored.append(line)
     for k, line in enumerate(restored):
         if line is None:
