@@ -141,3 +141,67 @@ def test_a_name_the_host_class_would_mangle_gets_no_host():
     """)
     assert ns["target"](1) == {"a": int}
     assert annotate_host_tree(ns["target"].__code__, ConstantPool()) is None
+
+
+LAZY_CASES = {
+    "type alias": """
+        type Alias = list[int] | None
+        target = Alias.evaluate_value
+    """,
+    "generic type alias": """
+        type Pairs[K, V] = dict[K, list[V]]
+        target = Pairs.evaluate_value
+    """,
+    "type alias in a class": """
+        class C:
+            type Inner = dict[str, Later]
+        target = C.Inner.evaluate_value
+    """,
+    "type alias in a generic class": """
+        class G[T]:
+            type Inner = list[T]
+        target = G.Inner.evaluate_value
+    """,
+    "bound": """
+        def f[B: Later](x: B) -> B:
+            return x
+        target = f.__type_params__[0].evaluate_bound
+    """,
+    "bound using another parameter": """
+        def f[T, S: list[T]](x: S) -> S:
+            return x
+        target = f.__type_params__[1].evaluate_bound
+    """,
+    "constraints": """
+        class K[T: (int, str)]:
+            pass
+        target = K.__type_params__[0].evaluate_constraints
+    """,
+    "closure variable": """
+        def outer():
+            Base = int
+            type Local = list[Base]
+            return Local
+        target = outer().evaluate_value
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAZY_CASES))
+def test_lazy_value_recompiles_to_the_same_instructions(name):
+    ns = _namespace(LAZY_CASES[name])
+    target = ns["target"]
+    text = pellucid.decompile(target)
+    assert "NOT verified" not in text and "__pellucid_fallback__" not in text, text
+    new = pellucid.recompile(target)
+    old = target.__code__
+    assert _ops(new) == _ops(old), text
+    assert new.co_freevars == old.co_freevars and new.co_qualname == old.co_qualname
+    fn = types.FunctionType(new, target.__globals__, old.co_name, target.__defaults__, target.__closure__)
+    assert fn(1) == target(1)
+    target.__globals__["NotImplementedError"] = ValueError
+    try:
+        with pytest.raises(NotImplementedError):
+            fn(3)
+    finally:
+        del target.__globals__["NotImplementedError"]

@@ -124,3 +124,45 @@ def annotate_host_tree(code: types.CodeType, pool: Any) -> Optional[ast.Module]:
         return None
     return ast.fix_missing_locations(ast.Module([host], []))
 
+
+
+def _is_lazy_value_code(code: types.CodeType) -> bool:
+    return code.co_varnames[:1] == (".format",) and code.co_argcount == 1 \
+        and code.co_name.isidentifier() and not code.co_name.startswith("__") \
+        and not code.co_kwonlyargcount and not code.co_flags & 0x0C and not code.co_cellvars \
+        and all(n == "__classdict__" or n.isidentifier() for n in code.co_freevars)
+
+
+def lazy_value_host_tree(code: types.CodeType, pool: Any) -> Optional[ast.Module]:
+    """The source that compiles to ``code``, a 3.14+ lazily evaluated value's function (a type
+    alias's value, a type parameter's bound or default), or None.
+
+    Decompiled on its own, its format check keeps the builtin NotImplementedError, which only
+    such a value compiles to; the value's function is the same for all three kinds, so it is
+    written as a type alias of the function's name: ``type _Func = Callable[..., Any]``.
+    """
+    if not _is_lazy_value_code(code):
+        return None
+    from pellucid.decompiler.deferred_annotations import keeps_format_check
+    from pellucid.decompiler.fallback import body_or_fallback
+    try:
+        stmts, _ = body_or_fallback(code, pool)
+    except StructureError:
+        return None
+    if len(stmts) != 2 or not keeps_format_check(code, stmts) or not isinstance(stmts[1], ast.Return) \
+            or stmts[1].value is None:
+        return None
+    params = [ast.TypeVar(n, None) for n in code.co_freevars if n != "__classdict__"]
+    if any(p.name == code.co_name for p in params):
+        return None
+    in_class = "__classdict__" in code.co_freevars
+    alias = ast.TypeAlias(ast.Name(code.co_name, ast.Store()), [] if in_class else params, stmts[1].value)
+    if not in_class:
+        return ast.fix_missing_locations(ast.Module([alias], []))
+    qual = getattr(code, "co_qualname", "").split(".")
+    name = qual[-2] if len(qual) >= 2 and qual[-2].isidentifier() else HOST_CLASS
+    host = ast.ClassDef(name, [], [], [alias], [])
+    host.type_params = params  # (read through the class namespace first, as the original's)
+    if _mangled_here(host):
+        return None
+    return ast.fix_missing_locations(ast.Module([host], []))
