@@ -10,8 +10,7 @@ torch = pytest.importorskip("torch")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import debug_differential  # noqa: E402
-from pellucid.bytecode import features  # noqa: E402
-from dynamo_programs import PROGRAMS  # noqa: E402
+from dynamo_programs import COMPILES_NOTHING, PROGRAMS  # noqa: E402
 
 #: program -> functions whose original code debug() runs in pass 2, because the compiled
 #: program compiles them again there (debug() compiles nothing); only shrinks
@@ -22,16 +21,6 @@ MISSES = {
     "module_forward_break": ("module_forward_break.M.forward",),
     "method_with_state": ("method_with_state.Acc.add",),
 }
-
-
-#: program -> why torch.compile compiles none of its frames on this Python: debug() then has
-#: nothing to run, and the check asserts that nothing was compiled; only shrinks
-COMPILES_NOTHING = {}
-if not features.ROTATED_LOOP_TESTS:
-    # A while loop's test is compiled only at the loop's top (3.14), inside the loop: the
-    # data-dependent test's graph break is a break in a loop, and Dynamo skips the frame whole
-    # ("graph break in loop"); 3.10-3.13 test once before the loop, where the break is not.
-    COMPILES_NOTHING["data_dependent_while"] = "the graph break is in a loop"
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
