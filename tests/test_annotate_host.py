@@ -78,6 +78,29 @@ CASES = {
 }
 
 
+MODULE_ANNOTATIONS = """
+x: int = 1
+if x:
+    y: list[Later]
+    z: "str"
+w: dict[str, int]
+"""
+
+
+def test_module_annotate_recompiles_to_the_same_instructions():
+    ns = {"Later": float, "__name__": "annotate_case"}
+    exec(compile(MODULE_ANNOTATIONS, "<annotate module>", "exec"), ns)
+    target = ns["__annotate__"]
+    text = pellucid.decompile(target)
+    assert "NOT verified" not in text and "__pellucid_fallback__" not in text, text
+    new = pellucid.recompile(target)
+    assert _ops(new) == _ops(target.__code__), text
+    fn = types.FunctionType(new, ns, "__annotate__")
+    assert fn(1) == target(1) == {"x": int, "y": list[float], "z": "str", "w": dict[str, int]}
+    ns["__conditional_annotations__"].discard(1)  # (as if ``y``'s statement had not run)
+    assert fn(1) == target(1) and "y" not in fn(1)
+
+
 def _namespace(source):
     ns = {"Later": float, "__name__": "annotate_case"}
     exec(compile(textwrap.dedent(source), "<annotate case>", "exec"), ns)

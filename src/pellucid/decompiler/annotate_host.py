@@ -7,7 +7,8 @@ annotations, and the recompiled code is the ``__annotate__`` CPython makes for t
 
 * a ``def``'s (the function returns ``{'a': int, 'return': str}``) becomes
   ``def __pellucid_annotated__(a: int) -> str: pass``;
-* a class body's (it fills a dict, ``d['x'] = int``) becomes ``class C: x: int``.
+* a class body's (it fills a dict, ``d['x'] = int``) becomes ``class C: x: int``; a module's
+  (each entry only if its statement ran) the module ``x: int``.
 
 Where the original was made inside a class (a free variable ``__classdict__``) the definition
 goes into a class of the same name.  Its other free variables become type parameters of the
@@ -102,8 +103,17 @@ def annotate_host_tree(code: types.CodeType, pool: Any) -> Optional[ast.Module]:
     in_class = "__classdict__" in code.co_freevars
     params = [ast.TypeVar(n, None) for n in code.co_freevars if n != "__classdict__"]
     if body_kind:
-        if not in_class or not entries or any(cond is not None for _, _, cond in entries) \
-                or any(not name.isidentifier() for name, _, _ in entries):
+        if not entries or any(not name.isidentifier() for name, _, _ in entries):
+            return None
+        if not in_class:
+            # A module's: every annotation is conditional (on the statement having run),
+            # numbered in order; a module of the annotated statements numbers them alike.
+            if code.co_freevars or [cond for _, _, cond in entries] != list(range(len(entries))):
+                return None
+            return ast.fix_missing_locations(ast.Module(
+                [ast.AnnAssign(ast.Name(name, ast.Store()), annotation, None, 1)
+                 for name, annotation, _ in entries], []))
+        if any(cond is not None for _, _, cond in entries):
             return None
         body: List[ast.stmt] = [ast.Expr(ast.Constant(_NOTE))]
         body += [ast.AnnAssign(ast.Name(name, ast.Store()), annotation, None, 1)
