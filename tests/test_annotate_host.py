@@ -228,3 +228,19 @@ def test_lazy_value_recompiles_to_the_same_instructions(name):
             fn(3)
     finally:
         del target.__globals__["NotImplementedError"]
+
+
+def test_class_shows_its_annotations_not_its_annotate_function():
+    ns = _namespace("""
+        class C:
+            x: int
+            y: list[Later] = []
+            def m(self, a: int) -> str:
+                return str(a)
+    """)
+    text = pellucid.decompile(ns["C"])
+    assert "NOT verified" not in text and "__annotate" not in text, text
+    assert "    x: int\n" in text and "    y: list[Later]" in text and "def m(self, a: int) -> str:" in text
+    ns2 = {"Later": float}
+    exec(compile(text, "<class text>", "exec"), ns2)
+    assert ns2["C"].__annotations__ == ns["C"].__annotations__
