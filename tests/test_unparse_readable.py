@@ -66,11 +66,22 @@ EXACT = [
 ]
 
 
+# What ast.unparse of 3.9 and 3.10 writes (pellucid uses CPython's writer from 3.9 on): a space
+# before a lambda's colon, parentheses around a for statement's target and iterable tuples;
+# 3.11's writer dropped both.
+WRITER_3_9_3_10 = {
+    "x = (lambda: 1) or 2": "x = (lambda : 1) or 2",
+    "for a, b in c, d:\n    pass": "for (a, b) in (c, d):\n    pass",
+}
+
+
 @pytest.mark.parametrize("source,expected", EXACT, ids=[c[0] for c in EXACT])
 def test_parentheses_where_needed(source, expected):
     text = _same_tree(source)
     if isinstance(expected, tuple):
         expected = expected[sys.version_info >= (3, 9)]
+    if (3, 9) <= sys.version_info < (3, 11) and source in WRITER_3_9_3_10:
+        expected = WRITER_3_9_3_10[source]
     if expected is not None:
         assert text == expected
 
