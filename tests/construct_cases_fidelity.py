@@ -372,3 +372,10 @@ def f(names):
         seen.add(name)
     return out
 """, [([],), (["a", "b", "a", "_c", "1x"],)])
+
+# ``a if not c else b``: the false arm of the test laid out first (textwrap.dedent, 3.14).
+case("fidelity_conditional_expression_on_negated_test", r"""
+def f(lines, margin):
+    return [l[margin:] if not l.isspace() else '' for l in lines], \
+        (margin if not lines else -margin)
+""", [([], 0), (["  a", "   ", " b"], 1), (["x"], 0)])

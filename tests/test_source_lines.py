@@ -251,3 +251,31 @@ def test_constructs_only_use_lines_of_the_original():
             foreign.append((case.id, "co_firstlineno"))
     assert checked > 150
     assert foreign == []
+
+
+def try_on_its_own_line(a, b):
+    try:
+        return (a.real == b.real
+                and a.imag == b.imag)
+    except AttributeError:
+        return NotImplemented
+
+
+def test_try_keeps_its_own_line_and_exception_table():
+    # (3.11+ keeps a NOP on the ``try:`` line; without it 3.14 draws the exception table
+    # differently: one range over the body's NOT_TAKEN instead of two around it)
+    import dis
+    new = pellucid.recompile(try_on_its_own_line)
+    lines = sorted({ins.positions.lineno for ins in dis.get_instructions(new)
+                    if ins.positions is not None and ins.positions.lineno}) \
+        if sys.version_info >= (3, 11) else None
+    if lines is not None:
+        old = sorted({ins.positions.lineno for ins in dis.get_instructions(try_on_its_own_line)
+                      if ins.positions is not None and ins.positions.lineno})
+        assert lines == old
+        parse = dis._parse_exception_table  # type: ignore[attr-defined]
+        assert [(e.depth, e.lasti) for e in parse(new)] == \
+            [(e.depth, e.lasti) for e in parse(try_on_its_own_line.__code__)]
+        assert len(list(parse(new))) == len(list(parse(try_on_its_own_line.__code__)))
+    fn = swapped(try_on_its_own_line)
+    assert fn(1, 1) is True and fn(1, object()) is NotImplemented

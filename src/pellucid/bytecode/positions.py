@@ -90,3 +90,29 @@ def position_at(units: List[Any], offset: int) -> Optional[Position]:
 
 def _is_line(line: object) -> bool:
     return isinstance(line, int) and not isinstance(line, bool) and line > 0
+
+
+_NOP = dis.opmap["NOP"]
+
+
+def nop_line_before(code: types.CodeType, offset: int) -> Optional[int]:
+    """The line of a ``NOP`` right before ``offset`` in ``code``, if there is one with a line.
+
+    3.11+ keeps such a ``NOP`` where a statement that compiles to nothing of its own (``try:``
+    on a line of its own) starts a line: it holds the statement's line.
+
+    >>> def f():
+    ...     try:
+    ...         return g()
+    ...     except E:
+    ...         pass
+    >>> ops = [(i.opname, i.offset) for i in dis.get_instructions(f)]
+    >>> body = ops[2][1]  # after RESUME and the try's NOP (3.11+)
+    >>> nop_line_before(f.__code__, body) in (None, f.__code__.co_firstlineno + 1)
+    True
+    """
+    at = offset - 2
+    if at < 0 or code.co_code[at] != _NOP:
+        return None
+    position = position_at(position_units(code), at)
+    return position[0] if position is not None else None

@@ -9,6 +9,7 @@ attributes and objects without bytecode (C functions stored on the class, partia
 out: their values are not bytecode.  A class with no Python methods at all raises
 :class:`~pellucid.errors.DecompileError` saying why (implemented in C, or no methods).
 """
+import ast
 import functools
 import inspect
 import textwrap
@@ -47,7 +48,8 @@ def _render(cls: type, seen: Set[int], verify: bool) -> Optional[str]:
         if isinstance(value, types.FunctionType) and id(value) in first_name:
             members.append("%s = %s" % (name, first_name[id(value)]))  # an alias: 'ww = w'
             continue
-        text = _member(cls, name, value, seen, verify)
+        text = _annotations(value, verify) if name in ("__annotate_func__", "__annotate__") else None
+        text = text if text is not None else _member(cls, name, value, seen, verify)
         if isinstance(value, types.FunctionType) and text is not None and name.isidentifier():
             first_name[id(value)] = name
         if text is not None:
@@ -56,6 +58,29 @@ def _render(cls: type, seen: Set[int], verify: bool) -> Optional[str]:
     if not found:
         return None
     return "%s:\n%s" % (_header(cls), "\n\n".join(textwrap.indent(m, _INDENT) for m in members))
+
+
+def _annotations(value: Any, verify: bool) -> Optional[str]:
+    """A class's own ``__annotate__`` (3.14+) as the annotated names it was made from
+    (``x: int``), where :mod:`pellucid.decompiler.annotate_host` writes it so; with ``verify``
+    only once that form is verified to compile back to it."""
+    if not isinstance(value, types.FunctionType):
+        return None
+    from pellucid.decompiler.annotate_host import annotate_host_tree
+    from pellucid.decompiler.constants import ConstantPool
+    from pellucid.decompiler.unparse import unparse
+    tree = annotate_host_tree(value.__code__, ConstantPool())
+    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.ClassDef) \
+            or any(isinstance(st, ast.FunctionDef) for st in tree.body[0].body):
+        return None
+    if verify:
+        from pellucid.decompiler.api import _checked_for
+        try:
+            if _checked_for(value.__code__, value).result is None:
+                return None
+        except Exception:  # noqa: BLE001 - not recompiled: the usual rendering says why
+            return None
+    return "\n".join(unparse(st).strip() for st in tree.body[0].body if isinstance(st, ast.AnnAssign))
 
 
 def _header(cls: type) -> str:

@@ -16,6 +16,7 @@ from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.features import EXCEPTION_TABLE
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.bytecode.neutral_ops import TERMINAL
+from pellucid.bytecode.positions import nop_line_before
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
@@ -445,6 +446,20 @@ class ProtectedBuilder:
             base.append(M.ExcPart())  # the raising instruction's offset (lasti)
         return base + [M.Exc()]
 
+    def _at_try_line(self, node: ast.stmt, block: Block) -> None:
+        """Tag ``node`` with the line of the ``NOP`` the original keeps for ``try:`` before
+        the body (``block``), when that line comes before the body's.  Untagged, the try
+        statement would take its body's line and lose the ``NOP``; 3.14 then draws the
+        exception table differently (one range over the body's ``NOT_TAKEN`` instead of two
+        around it)."""
+        if not block.instrs or "_pos" in node.__dict__:
+            return
+        first = block.instrs[0]
+        line = nop_line_before(self.code, first.offset)
+        body = self.source_position(first)
+        if line is not None and body is not None and line < body[0]:
+            node._pos = (line, None, None, None)  # type: ignore[attr-defined]
+
     def build_try(self, block: Block, level: int, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                   out: List[ast.stmt]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         hblock = self.cfg.block_at[level]
@@ -481,6 +496,7 @@ class ProtectedBuilder:
                 # ``try: (try: ... except: ...) finally: ...`` is how the compiler lays out
                 # ``try: ... except: ... finally: ...``
                 node = ast.Try(body[0].body, body[0].handlers, body[0].orelse, final)
+            self._at_try_line(node, block)
             self.emit(out, node, stack)
             if body_stack is None:
                 return None, None
@@ -594,6 +610,7 @@ class ProtectedBuilder:
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
+        self._at_try_line(node, block)
         if trailing is None and orelse and all(_terminates(h.body) for h in handlers):
             # No clause goes on: the ``else`` clause is the code after the statement (which
             # is how such code is written; both compile to the same instructions).

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from pellucid.bytecode.features import AST_TYPE_PARAMS, SUPER_ATTR_INSTRUCTION
 from pellucid.bytecode.imported_names import import_bound_names
 from pellucid.bytecode.normalize import shared_results
+from pellucid.decompiler.annotate_host import annotate_host_tree, lazy_value_host_tree
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
 from pellucid.decompiler.render import code_to_ast, is_module_code
@@ -43,6 +44,9 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str =
     pool = ConstantPool(const_tag)
     if is_module_code(code):
         return code_to_ast(code, consts=pool)
+    host = annotate_host_tree(code, pool) or lazy_value_host_tree(code, pool)
+    if host is not None:
+        return host, pool
     tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
     fn = at_first_line(tree.body[0], code)
     if keep_locals:
@@ -413,6 +417,11 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         or qualname or code.co_name
     new = _retarget_qualnames(new, compiled_qualname, original_qualname)
     changes: Dict[str, Any] = {"co_name": code.co_name, "co_flags": code.co_flags}
+    if hasattr(code, "co_qualname") and new.co_qualname != code.co_qualname and (
+            new.co_name == "__annotate__" or new.co_varnames[:1] == (".format",)):
+        # (recompiled from its host definition, see annotate_host: the host's name is made up
+        # where the original's is not an identifier)
+        changes["co_qualname"] = code.co_qualname
     if not path:
         changes["co_filename"] = code.co_filename
     return Recompiled(new.replace(**changes), source, pool.bindings)

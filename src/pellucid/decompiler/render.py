@@ -64,6 +64,10 @@ def render_code(code: types.CodeType, func: Any = None, name: Optional[str] = No
 
 def _render_code(code: types.CodeType, func: Any, name: Optional[str]) -> str:
     pool = ConstantPool()
+    from pellucid.decompiler.annotate_host import annotate_host_tree, lazy_value_host_tree
+    host = annotate_host_tree(code, pool) or lazy_value_host_tree(code, pool)
+    if host is not None:  # (the definition whose annotations make it: what recompile compiles)
+        return unparse(host)
     defaults = defaults_of(func, pool) if func is not None else None
     tree, pool = code_to_ast(code, name=name, consts=pool, defaults=defaults)
     if code.co_name == "<lambda>" and len(tree.body) == 1:

@@ -157,6 +157,16 @@ def _constant_return(st: ast.stmt) -> bool:
     return isinstance(st, ast.Return) and (st.value is None or isinstance(st.value, ast.Constant))
 
 
+def _laid_out(cond: ast.expr, then: ast.expr, orelse: ast.expr, t: Block, f: Block
+              ) -> Tuple[ast.expr, ast.expr, ast.expr]:
+    """``(test, body, orelse)`` of the conditional expression choosing ``then`` (arm ``t``) or
+    ``orelse`` (arm ``f``) on ``cond``.  The compiler lays out the body of ``a if c else b``
+    first: where the false arm comes first, the source was ``b if not c else a``."""
+    if f.start < t.start:
+        return negate(cond), orelse, then
+    return cond, then, orelse
+
+
 def _copied_return(a: ast.stmt, b: ast.stmt) -> bool:
     """Two ``return`` statements made from copies of one ``RETURN_VALUE`` (the same source
     position, known)."""
@@ -805,7 +815,7 @@ class Structurer:
                     and _single_return(then_s) and _single_return(else_s):
                 # 3.10+ copies a short ``return`` into both arms: ``return (a, b if c else d)``
                 # becomes two returns that share the values computed before the branch.
-                merged = _merge_returns(cond, then_s[0].value, else_s[0].value,  # type: ignore[attr-defined]
+                merged = _merge_returns(*_laid_out(cond, then_s[0].value, else_s[0].value, t, f),  # type: ignore[attr-defined]
                                         [v for v in stack[self.floor:] if not isinstance(v, M.Marker)])
                 if merged is not None:
                     self.emit(out, ast.Return(merged), [])
@@ -827,8 +837,8 @@ class Structurer:
                 (then_s, then_stack, then_end), (else_s, else_stack, else_end) = arms(stack)
         if conditional_expression((then_s, then_stack, then_end), (else_s, else_stack, else_end)):
             assert then_stack is not None and else_stack is not None
-            stack = else_stack[:-1] + [ast.IfExp(cond, self.value(then_stack[-1]),
-                                                 self.value(else_stack[-1]))]
+            then_v, else_v = self.value(then_stack[-1]), self.value(else_stack[-1])
+            stack = else_stack[:-1] + [ast.IfExp(*_laid_out(cond, then_v, else_v, t, f))]
             return stack, then_end
         if then_stack is None and else_stack is None and self.returns_const \
                 and _single_return(then_s) and _single_return(else_s) \
@@ -836,8 +846,8 @@ class Structurer:
             # 3.12+ compile ``return c`` to RETURN_CONST; a constant returned by a separate
             # RETURN_VALUE was the value of an expression whose arms met at one ``return`` that
             # the compiler then copied into each arm: ``return 'a' if c else 'b'``.
-            self.emit(out, ast.Return(ast.IfExp(cond, then_s[0].value,  # type: ignore[attr-defined]
-                                                else_s[0].value)), stack)  # type: ignore[attr-defined]
+            c, a, b = _laid_out(cond, then_s[0].value, else_s[0].value, t, f)  # type: ignore[attr-defined]
+            self.emit(out, ast.Return(ast.IfExp(c, a, b)), stack)
             return None
         if then_stack is None and else_stack is None and _single_return(then_s) \
                 and _single_return(else_s) and _copied_return(then_s[0], else_s[0]) \
@@ -845,7 +855,7 @@ class Structurer:
             # 3.10+ copy a short tail into each arm of a conditional expression: ``return (a
             # if a else 2) + 1`` became two returns, each at the one return's place in the
             # source (a ``return`` written twice is at two places).
-            merged = _merge_returns(cond, then_s[0].value, else_s[0].value, [])  # type: ignore[attr-defined]
+            merged = _merge_returns(*_laid_out(cond, then_s[0].value, else_s[0].value, t, f), [])  # type: ignore[attr-defined]
             if merged is not None:
                 self.emit(out, ast.Return(merged), stack)
                 return None

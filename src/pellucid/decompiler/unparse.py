@@ -41,8 +41,8 @@ def _writer_module() -> Any:
     """The module holding ``ast.unparse``'s writer class and its precedence table: ``ast``
     itself (``_Unparser``), or ``_ast_unparse`` where the writer moved out of it (3.14+, as
     ``Unparser``)."""
-    if hasattr(ast, "_Unparser"):
-        return ast
+    # (3.14's ``ast.unparse`` sets ``ast._Unparser`` once it has run, but never
+    # ``ast._Precedence``: ask for the module it moved to first)
     try:
         import _ast_unparse  # type: ignore[import-not-found]
     except ImportError:
