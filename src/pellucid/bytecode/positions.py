@@ -112,7 +112,9 @@ def nop_line_before(code: types.CodeType, offset: int) -> Optional[int]:
     True
     """
     at = offset - 2
-    if at < 0 or code.co_code[at] != _NOP:
+    # (an instruction the normaliser made -- a copy of an inlined finally body -- may have an
+    # offset past the code's end)
+    if at < 0 or at >= len(code.co_code) or code.co_code[at] != _NOP:
         return None
     position = position_at(position_units(code), at)
     return position[0] if position is not None else None
