@@ -192,9 +192,30 @@ def run_id() -> str:
     if os.environ.get("SLURM_JOB_ID"):
         return "slurm:%s.%s" % (os.environ["SLURM_JOB_ID"], os.environ.get("SLURM_STEP_ID", ""))
     ppid = os.getppid()
+    if ppid > 1 and _is_multiprocessing_child():
+        # (torch.multiprocessing.spawn, a Pool: the children of one parent are one job, however
+        # their lifetimes overlap -- a rank may end before the last one starts)
+        return "mp:%s:%d" % (host, ppid)
     if ppid > 1 and _is_python(ppid):
         return "parent:%s:%d" % (host, ppid)
     return "process:%s:%d" % (host, os.getpid())
+
+
+#: run ids that name one job: processes sharing one keep each other's files whenever they ran
+JOB_RUN_PREFIXES = ("id:", "mp:", "elastic:", "slurm:")
+
+
+def _is_multiprocessing_child() -> bool:
+    import sys
+
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return False  # (a child made by multiprocessing has imported it to start)
+    parent = getattr(mp, "parent_process", None)
+    try:
+        return parent is not None and parent() is not None
+    except Exception:  # (a multiprocessing we do not know: not a child we can tell)
+        return False
 
 
 def process_start_time() -> float:
@@ -205,8 +226,10 @@ def process_start_time() -> float:
         with open("/proc/self/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
         ticks = int(fields[19])  # (field 22, starttime: clock ticks after boot)
-        with open("/proc/stat", "rb") as fh:
-            boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
+        # (boot time from the uptime, to the clock tick: /proc/stat's btime is whole seconds,
+        # which put a process's start up to a second early -- before an earlier run ended)
+        with open("/proc/uptime", "rb") as fh:
+            boot = time.time() - float(fh.read().split()[0])
         return boot + ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, StopIteration, AttributeError):
         return time.time()
@@ -255,7 +278,8 @@ class DumpFiles:
         before this one started lists in its capture file (and the capture file), and the files
         a process of another run that died while writing had claimed.  Processes still running
         on this host, processes that ran alongside this one (the ranks of its job), processes
-        of the same explicit ``PELLUCID_RUN_ID`` and this process keep theirs.  Only names
+        of the same job (:data:`JOB_RUN_PREFIXES`: an explicit ``PELLUCID_RUN_ID``, torchrun's or
+        SLURM's job, the children of one multiprocessing parent) and this process keep theirs.  Only names
         pellucid wrote are removed.  Returns the removed file names."""
         me, host, run = os.getpid(), _host(), self.run
         # ranks of one job run at the same time: a process that ended before this one began
@@ -274,7 +298,7 @@ class DumpFiles:
                 pid = proc.get("pid") if isinstance(proc.get("pid"), int) else 0
                 same_host = proc.get("host") in (None, host)
                 ended = proc.get("end")
-                explicit = run.startswith("id:") and proc.get("run") == run
+                explicit = run.startswith(JOB_RUN_PREFIXES) and proc.get("run") == run
                 earlier = (not explicit and pid != me and not (same_host and _alive(pid))
                            and isinstance(ended, (int, float)) and ended <= began)
                 (old if earlier else kept).update(listed + [name])
