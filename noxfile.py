@@ -116,9 +116,10 @@ def _install(session, *extra):
 # unless PIP_CONSTRAINT is lifted, which the pins make safe.  The `tests` session installs one torch
 # on the Pythons below (2.13.0 on 3.11 is a local CPU wheel; 2.15.0 is ~4.7 GB from PyPI, pip's
 # cache keeps it between runs on one machine: about 11 minutes to download and install here).
-# torch 2.15.0 moves to 3.14 once pellucid decompiles Dynamo's 3.14 bytecode (README, "torch and
-# Python versions"); one Python per torch keeps CI's time.
-TORCH_OF_PYTHON = {"3.11": "2.13.0", "3.13": "2.15.0"}
+# torch 2.15.0 runs on 3.13 (where Inductor's C++ build works) and on 3.14 (the newest Python
+# torch 2.15 and pellucid both support; Inductor is skipped there: .ci/install-python's 3.14 has no
+# Python.h); the CUDA packages are shared between the two, only the torch wheel is downloaded twice.
+TORCH_OF_PYTHON = {"3.11": "2.13.0", "3.13": "2.15.0", "3.14": "2.15.0"}
 TRANSFORMERS = "transformers==5.23.0"
 #: Pythons without a transformers install (its tokenizers wheel; the models tests are skipped)
 NO_TRANSFORMERS = ("3.15",)
@@ -143,7 +144,7 @@ def _install_torch(session, version):
 def tests(session):
     """Run the test suite (pytest -q; pass pytest arguments after --).
 
-    On Python 3.11 torch 2.13.0 (CPU), on 3.13 torch 2.15.0, and transformers are installed too,
+    On Python 3.11 torch 2.13.0 (CPU), on 3.13 and 3.14 torch 2.15.0, and transformers are installed too,
     for the torch.compile tests; set PELLUCID_NO_TORCH=1 to skip them."""
     _install(session, "test")
     if session.python in TORCH_OF_PYTHON and not os.environ.get("PELLUCID_NO_TORCH"):
