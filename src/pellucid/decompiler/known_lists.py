@@ -262,13 +262,8 @@ class ListFolder:
             kept_targets: List[ast.expr] = []
             for target in stmt.targets:
                 if isinstance(target, ast.Subscript):
-                    seq = self._eval(target.value)
-                    key = self._eval(_key(target))
-                    if isinstance(seq, _List):
-                        self._check_alive(seq)
-                        index = _constant_index(key)
-                        if index is None:
-                            raise Bail("del with an unknown index")
+                    seq, key, index = self._subscript(target, _List, "del with an unknown index")
+                    if index is not None:
                         try:
                             del seq.items[index]
                         except IndexError:
@@ -296,13 +291,8 @@ class ListFolder:
             self.env[target.id] = value
             return None
         if isinstance(target, ast.Subscript):
-            seq = self._eval(target.value)
-            key = self._eval(_key(target))
-            if isinstance(seq, _List):
-                self._check_alive(seq)
-                index = _constant_index(key)
-                if index is None:
-                    raise Bail("store with an unknown index")
+            seq, key, index = self._subscript(target, _List, "store with an unknown index")
+            if index is not None:
                 if isinstance(index, slice):
                     if not isinstance(value, _SEQ):
                         raise Bail("slice assignment of an unknown value")
@@ -321,6 +311,20 @@ class ListFolder:
         if isinstance(target, ast.Name) and target.id not in self.followed:
             return target
         raise Bail("a store this pass does not follow")
+
+    def _subscript(self, node: ast.Subscript, kinds: Any, unknown: str) -> Tuple[Any, Any, Any]:
+        """``node``'s value and key, evaluated, and the constant index into the value when it is
+        a followed sequence of ``kinds`` (else None); ``Bail(unknown)`` for such a sequence
+        indexed by anything but a constant."""
+        seq = self._eval(node.value)
+        key = self._eval(_key(node))
+        if not isinstance(seq, kinds):
+            return seq, key, None
+        self._check_alive(seq)
+        index = _constant_index(key)
+        if index is None:
+            raise Bail(unknown)
+        return seq, key, index
 
     # -- expressions -----------------------------------------------------------------------------
     def _needs_look(self, node: ast.AST) -> bool:
@@ -384,13 +388,8 @@ class ListFolder:
             return self._effect(_Val(ast.Tuple([self._value_node(v) for v in items], ast.Load()),
                                      False, any(isinstance(v, _Val) and v.effect for v in items)))
         if cls is ast.Subscript:
-            seq = self._eval(node.value)  # type: ignore[attr-defined]
-            key = self._eval(_key(node))  # type: ignore[arg-type]
-            if isinstance(seq, _SEQ):
-                self._check_alive(seq)
-                index = _constant_index(key)
-                if index is None:
-                    raise Bail("an unknown index")
+            seq, key, index = self._subscript(node, _SEQ, "an unknown index")  # type: ignore[arg-type]
+            if index is not None:
                 if isinstance(index, slice):
                     part = seq.items[index]
                     return _List(list(part)) if isinstance(seq, _List) else _Tuple(list(part))
