@@ -335,7 +335,16 @@ class ProtectedBuilder:
         elif enter in (end_stack or []):
             raise StructureError("with target never stored")
         resume = None
-        if end_stack is None:
+        if end_stack is not None and end is not None:
+            left = self._exit_leaving_loop(level, stack, end_stack, end, ctx)
+            if left is not None:
+                # The body's way out leaves the loop (3.10+ copy the code after the loop to
+                # after the ``__exit__`` call), while a suppressed exception goes round it: the
+                # way out is a ``break`` to that code, the with's end is the next iteration.
+                body = body + [ast.Break()]
+                end_stack = None
+                resume = left
+        elif end_stack is None:
             # The body never finishes normally, but __exit__ may swallow its exception: go on
             # where the handler's suppression path goes.
             resume = self._with_suppression_resume(level, stack)
@@ -356,6 +365,51 @@ class ProtectedBuilder:
                 return None, None
             return resume
         return end_stack, end
+
+    def _exit_leaving_loop(self, level: int, entry: List[Any], end_stack: List[Any], end: Block,
+                           ctx: Ctx) -> Optional[Tuple[List[Any], Block]]:
+        """Where a ``with`` inside a ``while True`` goes on after a suppressed exception, when
+        that is the loop's next iteration but its body's normal way out (``end``: the
+        ``__exit__`` call and the code after the loop, copied there) leaves the loop.  The code
+        after the ``__exit__`` call becomes the loop's follow (see ``_build_while``).  ``None``
+        if the with is no such statement."""
+        loop = ctx.loop
+        if loop is None or loop.brk is not None or (end.origin or end) in loop.body:
+            return None
+        if loop.header.last.op == "FOR_ITER":
+            return None  # (a ``for`` loop's ``break`` also drops the iterator)
+        resume = self._with_suppression_resume(level, entry)
+        if resume is None or past_lone_jumps(resume[1]) is not loop.cont:
+            return None
+        after = self._after_exit_call(end, end_stack, len(entry) - 2)
+        if after is None:
+            return None
+        pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
+            "_pellucid_pending_follows", {})
+        if loop.header in pending:
+            return None  # (one follow per loop: a second such break is left as it was)
+        pending[loop.header] = after
+        return resume
+
+    def _after_exit_call(self, block: Block, stack: List[Any], base: int) -> Optional[Tuple[List[Any], Block]]:
+        """The stack and the rest of ``block`` once its ``__exit__`` call is done (the stack back
+        to ``base`` values), if that is inside ``block`` and leaves no statement behind."""
+        st = list(stack)
+        scratch: List[ast.stmt] = []
+        saved = self.save_state()  # type: ignore[attr-defined]
+        for k, ins in enumerate(block.instrs):
+            if len(st) == base and k > 0:
+                if scratch:
+                    break
+                return st, partial_block(block, k)
+            if ins.target is not None or ins.op in TERMINAL:
+                break
+            try:
+                self.step(ins, st, scratch)
+            except (StructureError, IndexError):
+                break
+        self.restore_state(saved)  # type: ignore[attr-defined]
+        return None
 
     def _with_suppression_resume(self, level: int, entry: List[Any]) -> Optional[Tuple[List[Any], Block]]:
         """Follow a with-handler's "exception suppressed" path until the stack is back below

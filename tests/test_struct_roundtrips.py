@@ -1,0 +1,101 @@
+"""Round trips of shapes the verifier refused in the structured form (issue 15,
+``bench/sweep_findings.md``): the structured form must now be verified, and behave like the
+original on inputs that take the paths where they differed (a suppressing ``__exit__``, ...).
+
+Each case: source, function name, inputs, and the versions whose structured form is verified
+(measured; the others may fall back, and the round trip must still behave).
+"""
+import builtins
+import copy
+import sys
+import types
+
+import pytest
+
+from pellucid.decompiler.api import checked_recompile
+from pellucid.decompiler.recompile import recompile_full
+
+PY = "%d.%d" % sys.version_info[:2]
+ALL = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
+
+QUIET = r"""
+class Quiet:
+    def __init__(self, log, suppress=True):
+        self.log = log
+        self.suppress = suppress
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+    def __exit__(self, tp, value, tb):
+        self.log.append("exit %s" % (tp.__name__ if tp else None))
+        return self.suppress
+"""
+
+CASES = {
+    # S3: after a suppressed exception the with's end is the loop's next iteration; the break
+    # out of the with goes to the code after the loop (3.10+ copy that code after __exit__).
+    "while_true_with_break_or_raise": (QUIET + r"""
+def f(log, n, suppress):
+    count = 0
+    while True:
+        with Quiet(log, suppress):
+            count += 1
+            if count >= n:
+                break
+            raise ValueError(count)
+    return count
+""", "f", [([], 1, True), ([], 3, True), ([], 3, False)], ALL),
+    "while_true_with_break_then_code_after_with": (QUIET + r"""
+def f(log, n, suppress):
+    count = 0
+    while True:
+        with Quiet(log, suppress):
+            count += 1
+            if count >= n:
+                break
+            if count % 2:
+                raise ValueError(count)
+        log.append("after with %d" % count)
+    log.append("after loop")
+    return count
+""", "f", [([], 1, True), ([], 4, True), ([], 4, False)], ALL),
+    "while_true_with_break_value_after_loop": (QUIET + r"""
+def f(log, items):
+    while True:
+        with Quiet(log):
+            x = items.pop()
+            if x is None:
+                break
+            log.append(1 // x)
+    return len(log) + 1
+""", "f", [([], [None, 1, 0, 2]), ([], [None])], ALL),
+}
+
+
+def _run(func, args):
+    args = copy.deepcopy(args)
+    try:
+        out = ("ok", func(*args))
+    except Exception as exc:  # (compared by type and arguments)
+        out = ("raise", type(exc).__name__, exc.args)
+    return out, args
+
+
+@pytest.mark.parametrize("case_id", sorted(CASES))
+def test_structured_roundtrip(case_id):
+    src, name, inputs, versions = CASES[case_id]
+    ns = {"__name__": "struct_case_" + case_id, "__builtins__": builtins}
+    exec(compile(src, "<%s>" % case_id, "exec", dont_inherit=True), ns)
+    func = ns[name]
+    checked = checked_recompile(func.__code__, lambda: recompile_full(
+        func.__code__, None, func.__qualname__, write=False))
+    first = checked.attempts[0]
+    assert first.form == "structured"
+    if PY in versions:
+        assert first.ok, "structured form not verified: %s" % first.reason
+    assert checked.result is not None, [a.reason for a in checked.attempts]
+    glob = dict(ns)
+    glob.update(checked.result.bindings)
+    new = types.FunctionType(checked.result.code, glob, name, func.__defaults__, func.__closure__)
+    for args in inputs:
+        assert _run(new, args) == _run(func, args), args
