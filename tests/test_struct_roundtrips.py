@@ -69,6 +69,27 @@ def f(log, items):
             log.append(1 // x)
     return len(log) + 1
 """, "f", [([], [None, 1, 0, 2]), ([], [None])], ALL),
+    # S4: the returned value computed in several blocks (a chained comparison) was spilled
+    # into a temporary returned after the with, unbound when __exit__ suppresses.
+    "with_return_chained_comparison": (QUIET + r"""
+class Q:
+    def __init__(self, log, maxsize, suppress):
+        self.mutex = Quiet(log, suppress)
+        self.maxsize = maxsize
+    def _qsize(self):
+        return 1 // self.maxsize
+    def full(self):
+        with self.mutex:
+            return 0 < self.maxsize <= self._qsize()
+
+def f(log, maxsize, suppress):
+    return Q(log, maxsize, suppress).full()
+""", "Q.full", [], ALL),
+    "with_return_conditional_expression": (QUIET + r"""
+def f(log, x, suppress):
+    with Quiet(log, suppress):
+        return 10 // x if x > -5 else -x
+""", "f", [([], 2, True), ([], 0, True), ([], 0, False), ([], -7, True)], ALL),
 }
 
 
@@ -86,7 +107,9 @@ def test_structured_roundtrip(case_id):
     src, name, inputs, versions = CASES[case_id]
     ns = {"__name__": "struct_case_" + case_id, "__builtins__": builtins}
     exec(compile(src, "<%s>" % case_id, "exec", dont_inherit=True), ns)
-    func = ns[name]
+    func = ns
+    for part in name.split("."):
+        func = func[part] if isinstance(func, dict) else getattr(func, part)
     checked = checked_recompile(func.__code__, lambda: recompile_full(
         func.__code__, None, func.__qualname__, write=False))
     first = checked.attempts[0]
@@ -96,6 +119,22 @@ def test_structured_roundtrip(case_id):
     assert checked.result is not None, [a.reason for a in checked.attempts]
     glob = dict(ns)
     glob.update(checked.result.bindings)
-    new = types.FunctionType(checked.result.code, glob, name, func.__defaults__, func.__closure__)
+    new = types.FunctionType(checked.result.code, glob, func.__name__, func.__defaults__,
+                             func.__closure__)
     for args in inputs:
         assert _run(new, args) == _run(func, args), args
+    if "." in name:  # a method: run it through the module's function ``f``
+        owner = ns[name.split(".")[0]]
+        for args in METHOD_INPUTS.get(case_id, []):
+            expected = _run(ns["f"], args)
+            setattr(owner, func.__name__, new)
+            try:
+                assert _run(ns["f"], args) == expected, args
+            finally:
+                setattr(owner, func.__name__, func)
+
+
+METHOD_INPUTS = {
+    "with_return_chained_comparison": [([], 1, True), ([], 0, True), ([], 0, False),
+                                       ([], 5, True)],
+}

@@ -327,7 +327,8 @@ class ProtectedBuilder:
         self._absorb[level] = "with"
         body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
         if end_stack is not None:
-            body, end_stack, end = self.finish_region_body(body, end_stack, stack[:-1], end, ctx, stop)
+            body, end_stack, end = self.finish_region_body(body, end_stack, stack[:-1], end, ctx, stop,
+                                                           region)
         target = None
         if body and isinstance(body[0], ast.Assign) and isinstance(body[0].value, M.WithEnter):
             target = body[0].targets[0]
@@ -449,7 +450,8 @@ class ProtectedBuilder:
         return None
 
     def finish_region_body(self, body: List[ast.stmt], body_stack: List[Any], entry: List[Any],
-                           exit_block: Optional[Block], ctx: Ctx, stop: FrozenSet[Block]) -> Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]:
+                           exit_block: Optional[Block], ctx: Ctx, stop: FrozenSet[Block],
+                           region: FrozenSet[Block] = frozenset()) -> Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]:
         """Values a protected body computed but left on the stack (``return <expr>`` in a
         ``try``/``with``: the return itself sits outside the region; Dynamo's calls whose
         callable and arguments were pushed before the region) are evaluated inside it."""
@@ -467,8 +469,12 @@ class ProtectedBuilder:
             body.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
             body_stack[k] = ast.Name(tmp, ast.Load())
             temps.append(tmp)
-        # ``__t = v`` + an exit that only returns ``__t``: the return belongs in the body.
-        if temps and exit_block is not None and len(exit_block.preds) == 1:
+        # ``__t = v`` + an exit that only returns ``__t``: the return belongs in the body.  (The
+        # exit may be entered from several places in the region: a value that branches,
+        # ``return a < b <= c``; read after the statement, ``__t`` is unbound where a suppressing
+        # ``__exit__`` goes on.)
+        if temps and exit_block is not None and (len(exit_block.preds) == 1 or region and all(
+                p in region for p in exit_block.preds)):
             saved_floor = self.floor
             self.floor = len(body_stack)
             try:
@@ -540,7 +546,7 @@ class ProtectedBuilder:
         body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop, first=block)
         if body_stack is not None:
             body, body_stack, exit_block = self.finish_region_body(body, body_stack, stack,
-                                                                   exit_block, ctx, stop)
+                                                                   exit_block, ctx, stop, region)
         if is_finally:
             final = _strip_reraise(probe) or [ast.Pass()]
             body = self.strip_finally_copies(body, final, level)
