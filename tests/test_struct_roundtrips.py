@@ -90,6 +90,19 @@ def f(log, x, suppress):
     with Quiet(log, suppress):
         return 10 // x if x > -5 else -x
 """, "f", [([], 2, True), ([], 0, True), ([], 0, False), ([], -7, True)], ALL),
+    # S10: a clause that falls into the code after the try, which 3.12+ copy after the
+    # clause's POP_EXCEPT: returned from inside the clause, an unbound global's NameError got
+    # the handled exception as its context (typing.overload).
+    "except_pass_then_return_global": (r"""
+_reg = {}
+
+def g(func):
+    try:
+        _reg[func.__module__][func.__qualname__] = func
+    except AttributeError:
+        pass
+    return _dummy
+""", "g", [(1,), (len,)], ALL),
 }
 
 
@@ -97,8 +110,8 @@ def _run(func, args):
     args = copy.deepcopy(args)
     try:
         out = ("ok", func(*args))
-    except Exception as exc:  # (compared by type and arguments)
-        out = ("raise", type(exc).__name__, exc.args)
+    except Exception as exc:  # (compared by type, arguments and context)
+        out = ("raise", type(exc).__name__, exc.args, type(exc.__context__).__name__)
     return out, args
 
 

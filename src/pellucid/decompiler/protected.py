@@ -840,7 +840,7 @@ class ProtectedBuilder:
             tail = getattr(h, "_trailing", None)
             if not tail:
                 continue
-            if _safe_after_clause(tail, h.name):
+            if _safe_after_clause(tail, h.name, self._local_names()):
                 # ``return <constant>`` etc.: runs the same inside the clause, which is where
                 # CPython put it (``except: return 1`` pops the exception before returning).
                 h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + tail
@@ -856,6 +856,10 @@ class ProtectedBuilder:
                     if not _terminates(h.body):
                         raise StructureError("some except clauses fall through, others continue")
         return found
+
+    def _local_names(self) -> FrozenSet[str]:
+        code = self.code  # type: ignore[attr-defined]
+        return frozenset(code.co_varnames + code.co_cellvars + code.co_freevars)
 
     def _beyond_handler(self, block: Block, level: int, hblock: Block) -> FrozenSet[Block]:
         """3.11+: the blocks the handler at ``level`` reaches only after it is over -- those
@@ -1137,8 +1141,13 @@ def partial_block(block: Block, k: int) -> Block:
     return part
 
 
-def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
-    """Code that behaves the same before or after the exception state is popped."""
+def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str],
+                       local_names: FrozenSet[str] = frozenset()) -> bool:
+    """Code that behaves the same before or after the exception state is popped.
+
+    A global name may be unbound: its NameError, raised inside the clause, would get the
+    handled exception as its ``__context__`` (``except E: pass`` then ``return _dummy``, which
+    3.12+ copies after the clause's POP_EXCEPT)."""
     for st in stmts:
         for node in ast.walk(st):
             if isinstance(node, (PopExcept, Reraise)):
@@ -1152,7 +1161,7 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
                 return False
             if isinstance(node, ast.Raise) and node.exc is None:
                 return False
-            if isinstance(node, ast.Name) and node.id == name:
+            if isinstance(node, ast.Name) and (node.id == name or node.id not in local_names):
                 return False
             if isinstance(node, ast.stmt) and not isinstance(node, (ast.Return, ast.Break, ast.Continue,
                                                                       ast.Pass)):
