@@ -151,3 +151,35 @@ METHOD_INPUTS = {
     "with_return_chained_comparison": [([], 1, True), ([], 0, True), ([], 0, False),
                                        ([], 5, True)],
 }
+
+
+def test_fallback_frozenset_constant_is_the_constant():
+    """S8: the fallback wrote a frozenset constant as ``frozenset({...})``, a call of whatever
+    the module's global ``frozenset`` is (here a shadowing one)."""
+    from pellucid.decompiler.fallback import force_fallback
+    from pellucid.verify import check_equivalent
+
+    src = r"""
+def frozenset(*args):
+    return ("shadowed",)
+
+def f(name, n):
+    out = []
+    for k in range(n):
+        out.append(name in {"attlist", "element", "entity"})
+        out.append((k, name) in {(1, "element"), (2, "x")})
+    return out
+"""
+    ns = {"__name__": "struct_case_frozenset", "__builtins__": builtins}
+    exec(compile(src, "<frozenset>", "exec", dont_inherit=True), ns)
+    func = ns["f"]
+    with force_fallback("test"):
+        result = recompile_full(func.__code__, None, func.__qualname__, write=False)
+    assert "__pellucid_fallback__" in result.source
+    verdict = check_equivalent(func.__code__, result.code, result.bindings)
+    assert verdict.ok, verdict.reason
+    glob = dict(ns)
+    glob.update(result.bindings)
+    new = types.FunctionType(result.code, glob, "f")
+    for args in [("element", 3), ("x", 3), ("entity", 0)]:
+        assert _run(new, args) == _run(func, args)
