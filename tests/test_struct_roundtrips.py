@@ -103,6 +103,24 @@ def g(func):
         pass
     return _dummy
 """, "g", [(1,), (len,)], ALL),
+    # S5: ``f'%s.%s' % (a, b)`` (no constant to the compiler) builds the tuple, then applies
+    # one ``%``; written ``'%s.%s' % (a, b)`` 3.11+ compile it as an f-string, which converts
+    # each item before evaluating the next (unittest.loader.TestLoader.getTestCaseNames).
+    "percent_format_tuple_not_an_fstring": (r"""
+class Loud:
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+    def __str__(self):
+        self.log.append("str " + self.name)
+        return self.name
+    def __repr__(self):
+        self.log.append("repr " + self.name)
+        return "<%s>" % self.name
+
+def f(log, c):
+    a, b = Loud(log, "a"), Loud(log, "b")
+    return f'%s.%s.%r' % (a, (log.append("b evaluated"), b)[1], c), log
+""", "f", [([], 1), ([], "x")], ALL),
 }
 
 
