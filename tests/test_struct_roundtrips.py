@@ -201,3 +201,33 @@ def f(name, n):
     new = types.FunctionType(result.code, glob, "f")
     for args in [("element", 3), ("x", 3), ("entity", 0)]:
         assert _run(new, args) == _run(func, args)
+
+
+# Loop/try shapes (tests/loop_try_shapes.py) whose except clause's tail ran with the exception
+# still handled: the clause's ``continue`` and the else clause's ``break`` made the loop's head
+# look like where the statement goes on, so the code after the try was copied into both.
+LOOP_TRY_SHAPES = (
+    "while_true__none__try_except_else__break_orelse_continue_handler",
+    "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
+)
+
+
+@pytest.mark.parametrize("shape_id", LOOP_TRY_SHAPES)
+def test_loop_try_shape_structured(shape_id):
+    import importlib.util
+    import os
+
+    spec = importlib.util.spec_from_file_location(
+        "_pellucid_loop_try_shapes", os.path.join(os.path.dirname(__file__), "loop_try_shapes.py"))
+    shapes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shapes)
+    shape = shapes.find(shape_id)
+    ns = {"__name__": "shape", "__builtins__": builtins}
+    exec(compile(shape.src, "<%s>" % shape_id, "exec"), ns)
+    func = ns["f"]
+    checked = checked_recompile(func.__code__, lambda: recompile_full(
+        func.__code__, None, func.__qualname__, write=False))
+    assert checked.attempts[0].ok, checked.attempts[0].reason
+    new = types.FunctionType(checked.result.code, dict(ns, **checked.result.bindings), "f")
+    for items in shapes.INPUTS:
+        assert shapes.run(new, items) == shapes.run(func, items), items

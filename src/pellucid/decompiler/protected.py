@@ -763,16 +763,23 @@ class ProtectedBuilder:
             # raise or return: where they meet is the first block (in code order) every one
             # of them reaches.
             after = self._first_meeting(points)
+        if around and exit_block is not None and exits and (after is None or after in around):
+            # Paths that go round the loop (or leave it) meet again only at its head: where
+            # they meet before that is the code after the statement (``except: ... continue``
+            # in one arm, ``break`` in the ``else`` clause, and the rest goes on).
+            first = self._first_meeting(points, around)
+            if first is not None:
+                after = first
         return after, []
 
-    def _first_meeting(self, points: List[Block]) -> Optional[Block]:
+    def _first_meeting(self, points: List[Block], around: FrozenSet[Block] = frozenset()) -> Optional[Block]:
         common: Optional[set] = None
         for start in points:
             seen = set()
             work = [start]
             while work and len(seen) < 400:
                 b = work.pop()
-                if b in seen or b in self.cfg.handler_blocks:
+                if b in seen or b in self.cfg.handler_blocks or b in around:
                     continue
                 seen.add(b)
                 work.extend(b.succs)
@@ -1161,8 +1168,9 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str],
                 return False
             if isinstance(node, ast.Raise) and node.exc is None:
                 return False
-            if isinstance(node, ast.Name) and (node.id == name or node.id not in local_names):
-                return False
+            if isinstance(node, ast.Name) and (node.id == name or node.id not in local_names
+                                               and not node.id.startswith("__pellucid")):
+                return False  # (the decompiler's temporaries and bound constants are set)
             if isinstance(node, ast.stmt) and not isinstance(node, (ast.Return, ast.Break, ast.Continue,
                                                                       ast.Pass)):
                 return False
