@@ -37,7 +37,7 @@ INPLACE_FUNCS = {
 }
 
 
-_PERCENT_UNIT = re.compile(r"%(%|[-+ #0]*[0-9]*(?:\.[0-9]*)?(.))", re.S)
+_PERCENT_UNIT = re.compile(r"%(%|[-+ #0]*([0-9]*)(?:\.([0-9]*))?(.))", re.S)
 
 
 def _folded_percent_format(left: ast.expr, right: ast.expr) -> bool:
@@ -48,8 +48,10 @@ def _folded_percent_format(left: ast.expr, right: ast.expr) -> bool:
         return False
     if any(isinstance(e, ast.Starred) for e in right.elts):
         return False
-    units = [m.group(2) for m in _PERCENT_UNIT.finditer(left.value) if m.group(1) != "%"]
-    return bool(units) and all(u in "sra" for u in units)
+    units = [m for m in _PERCENT_UNIT.finditer(left.value) if m.group(1) != "%"]
+    # (the compiler leaves a width or precision of three digits or more to ``%``)
+    return bool(units) and all(m.group(4) in "sra" and len(m.group(2)) < 3
+                               and len(m.group(3) or "") < 3 for m in units)
 
 
 class Inplace(M.Marker):
