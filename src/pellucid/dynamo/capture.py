@@ -98,6 +98,9 @@ class Capturer:
         self._recompile_stacks: Dict[str, List[Any]] = {}
         #: (compile id, Dynamo's text of a guard) -> the user stack that made the guard
         self.guard_stacks: Dict[Tuple[str, str], Any] = {}
+        #: id(guard manager) -> (it, its guard tree): read to explain a recompilation, and
+        #: rendered again for the dump without reading it twice
+        self.guard_trees: Dict[int, Tuple[Any, Any]] = {}
         self.dump_dir_lost = False
         self.namer = namer_for(files.dump_dir)
         self._idents: Dict[str, Any] = {}  # ident -> the frame holding it, in this capture
@@ -285,7 +288,7 @@ class Capturer:
         self._diagnoses[compile_id] = explain.diagnose(
             compile_id, "", [(str(getattr(e, "compile_id", "?")), e.guard_manager) for e in missed
                              if getattr(e, "guard_manager", None) is not None],
-            f_locals, _places(root, original), stack, self.guard_stacks)
+            f_locals, _places(root, original), stack, self.guard_stacks, self.guard_trees)
 
     @staticmethod
     def _current_compile_id() -> Optional[str]:
