@@ -17,7 +17,7 @@ import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.dynamo import dump_runtime, full_code, graph_files, index
-from pellucid.dynamo.capture import Capturer
+from pellucid.dynamo.capture import Capturer, guard_name
 from pellucid.dynamo.dump_files import DumpFiles
 from pellucid.dynamo.model import Capture, CacheEntry, CompiledFrame
 from pellucid.dynamo.torch_features import find, warn
@@ -122,7 +122,7 @@ def _cache_entries(frame: CompiledFrame) -> List[object]:
 
 
 def _render_guard(guard_manager: object, name: str, entry: CacheEntry,
-                  trees: Optional[Dict[int, Tuple[Any, Any]]] = None) -> None:
+                  trees: Optional[Dict[int, Tuple[Any, Any, Dict[str, Any]]]] = None) -> None:
     try:
         from pellucid.dynamo.guard_render import render_guard
     except ImportError as exc:
@@ -181,7 +181,8 @@ def _write_capture(capture: Capture, files: DumpFiles) -> None:
     files.write(path, dumps(capture))
 
 
-def _fill_entries(frame: CompiledFrame, trees: Optional[Dict[int, Tuple[Any, Any]]] = None) -> None:
+def _fill_entries(frame: CompiledFrame,
+                  trees: Optional[Dict[int, Tuple[Any, Any, Dict[str, Any]]]] = None) -> None:
     live = _cache_entries(frame)
     by_code = {}
     for k, t in enumerate(frame.transforms):
@@ -201,7 +202,7 @@ def _fill_entries(frame: CompiledFrame, trees: Optional[Dict[int, Tuple[Any, Any
         if gm is None:
             entry.guard_error = "the cache entry has no guard_manager"
         else:
-            _render_guard(gm, "guard_%s_%d" % (frame.ident, entry.index), entry, trees)
+            _render_guard(gm, guard_name(frame.ident, entry.index), entry, trees)
         frame.entries.append(entry)
     # newest first, as the files list them (Dynamo's own order changes as entries are used)
     frame.entries.sort(key=lambda e: (e.transform is None, -e.index))
