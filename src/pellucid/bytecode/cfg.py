@@ -138,7 +138,7 @@ class CFG:
         exits = [b for b in self.blocks if not b.succs]
         order = _reverse_postorder(exits, lambda b: b.preds)
         ip = _immediate_dominators(order, exits, lambda b: b.succs)
-        self.ipdom = {b: ip.get(b) for b in self.blocks}
+        self.ipdom = _Forest((b, ip.get(b)) for b in self.blocks)
 
     def _dominators(self) -> None:
         """Dominators over normal and exception edges: a handler is reached from the blocks it
@@ -190,6 +190,8 @@ class CFG:
         if a is None or b is None:
             return None
         da, db = _depth(self.ipdom, a, self._pdom_depth), _depth(self.ipdom, b, self._pdom_depth)
+        if not self.ipdom.changed:
+            return _lowest_common(self.ipdom, a, b, da, db)
         x: Optional[Block] = a
         y: Optional[Block] = b
         while da > db:
@@ -201,6 +203,55 @@ class CFG:
                 return None
             x, y = self.ipdom.get(x), self.ipdom.get(y)
         return x
+
+
+class _Forest(dict):  # type: ignore[type-arg]
+    """A (post-)dominator forest, child -> parent, that notes being changed once built (the
+    jump tables of :func:`_lowest_common` are kept on it and hold only while it is not)."""
+
+    changed = False
+    jumps: Optional[List[Dict[Block, Optional[Block]]]] = None
+
+    def __setitem__(self, key: Block, value: Optional[Block]) -> None:
+        self.changed = True
+        dict.__setitem__(self, key, value)
+
+
+def _lowest_common(parent: _Forest, a: Block, b: Block, da: int, db: int) -> Optional[Block]:
+    """The nearest common ancestor-or-self of ``a`` and ``b`` (depths ``da``, ``db``) in
+    ``parent``, None when they are in different trees: by jumps of 2**k ancestors (climbing one
+    by one was quadratic in long chains of statements, whose forest is as deep as the code is
+    long)."""
+    jumps = parent.jumps
+    if jumps is None:
+        jumps = parent.jumps = [dict(parent)]
+        while len(jumps) < 24:
+            last = jumps[-1]
+            nxt = {k: (last.get(v) if v is not None else None) for k, v in last.items()}
+            if not any(v is not None for v in nxt.values()):
+                break
+            jumps.append(nxt)
+    x: Optional[Block] = a
+    y: Optional[Block] = b
+    if da < db:
+        x, y, da, db = b, a, db, da
+    diff, k = da - db, 0
+    while diff and x is not None:
+        if diff & 1:
+            x = jumps[k].get(x) if k < len(jumps) else None
+        diff >>= 1
+        k += 1
+    if x is y:
+        return x
+    if x is None or y is None:
+        return None
+    for level in reversed(jumps):
+        px, py = level.get(x), level.get(y)
+        if px is not py:
+            x, y = px, py  # type: ignore[assignment]
+            if x is None or y is None:
+                return None
+    return parent.get(x)  # type: ignore[arg-type]
 
 
 def _depth(parent: Dict[Block, Optional[Block]], b: Block, memo: Dict[Block, int]) -> int:
