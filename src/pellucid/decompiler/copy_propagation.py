@@ -276,12 +276,18 @@ class _Function:
 
     def __init__(self, fn: ast.AST) -> None:
         self.fn = fn
-        self.scope = _Scope(fn)
         self.counter = 0
         self.taken: Optional[Set[str]] = None
 
     def run(self) -> None:
         body = self.fn.body  # type: ignore[attr-defined]
+        if not any(type(n) is ast.Name and n.id.startswith("__pellucid_t")  # type: ignore[attr-defined]
+                   for n in all_nodes(self.fn)):
+            # No temporary anywhere in it (most functions): no rewrite applies, and the scope
+            # facts and per-round indexes (a third of the decompile step) are not needed
+            _merge_deletes(body)
+            return
+        self.scope = _Scope(self.fn)
         self._fold_lists()
         # A bound on the rounds: each one that changes something removes a temporary.
         for _ in range(sum(1 for n in all_nodes(self.fn) if type(n) is ast.Name
