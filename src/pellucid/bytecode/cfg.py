@@ -292,6 +292,90 @@ def _reverse_postorder(roots: List[Block], edges: Callable[[Block], List[Block]]
 
 def _immediate_dominators(order: List[Block], roots: List[Block],
                           preds: Callable[[Block], List[Block]]) -> Dict[Block, Optional[Block]]:
+    """Immediate dominators over ``order`` (a reverse postorder from ``roots``; several roots
+    share one virtual root, which maps to ``None``): Lengauer-Tarjan for large graphs, whose
+    time does not grow with the tree's depth (the iterative algorithm climbs the tree at every
+    join: quadratic when many exits -- each handler's re-raise -- meet a long chain of
+    statements under the virtual root); both give the one dominator tree."""
+    if len(order) > _ITERATIVE_UP_TO:
+        return _lengauer_tarjan(order, roots, preds)
+    return _iterative_dominators(order, roots, preds)
+
+
+_ITERATIVE_UP_TO = 256  # blocks
+
+
+def _lengauer_tarjan(order: List[Block], roots: List[Block],
+                     preds: Callable[[Block], List[Block]]) -> Dict[Block, Optional[Block]]:
+    """(see :func:`_immediate_dominators`) the simple version, path compression without
+    balancing: O(n log n).  Index 0 is the virtual root."""
+    members = set(order)
+    succs: Dict[Block, List[Block]] = {b: [] for b in order}
+    for b in order:
+        for p in preds(b):
+            if p in members:
+                succs[p].append(b)
+    num: Dict[Block, int] = {}
+    vertex: List[Optional[Block]] = [None]
+    parent: List[int] = [-1]
+    stack = [(r, 0) for r in reversed(roots)]
+    while stack:
+        v, p = stack.pop()
+        if v in num:
+            continue
+        num[v] = len(vertex)
+        vertex.append(v)
+        parent.append(p)
+        n = num[v]
+        for w in reversed(succs[v]):
+            if w not in num:
+                stack.append((w, n))
+    size = len(vertex)
+    root_nums = set(num[r] for r in roots if r in num)
+    pred_nums: List[List[int]] = [[]] + [
+        [num[p] for p in preds(vertex[w]) if p in num] + ([0] if w in root_nums else [])  # type: ignore[arg-type]
+        for w in range(1, size)]
+    semi = list(range(size))
+    label = list(range(size))
+    ancestor = [-1] * size
+    idom = [0] * size
+    bucket: List[List[int]] = [[] for _ in range(size)]
+
+    def evaluate(v: int) -> int:
+        if ancestor[v] == -1:
+            return v
+        path = []
+        u = v
+        while ancestor[ancestor[u]] != -1:
+            path.append(u)
+            u = ancestor[u]
+        for u in reversed(path):
+            a = ancestor[u]
+            if semi[label[a]] < semi[label[u]]:
+                label[u] = label[a]
+            ancestor[u] = ancestor[a]
+        return label[v]
+
+    for w in range(size - 1, 0, -1):
+        for v in pred_nums[w]:
+            u = evaluate(v)
+            if semi[u] < semi[w]:
+                semi[w] = semi[u]
+        bucket[semi[w]].append(w)
+        pw = parent[w]
+        ancestor[w] = pw
+        for v in bucket[pw]:
+            u = evaluate(v)
+            idom[v] = u if semi[u] < semi[v] else pw
+        bucket[pw] = []
+    for w in range(1, size):
+        if idom[w] != semi[w]:
+            idom[w] = idom[idom[w]]
+    return {b: vertex[idom[num[b]]] for b in order}
+
+
+def _iterative_dominators(order: List[Block], roots: List[Block],
+                          preds: Callable[[Block], List[Block]]) -> Dict[Block, Optional[Block]]:
     """Cooper-Harvey-Kennedy over ``order`` (a reverse postorder from ``roots``).
 
     Used forwards for dominators and on the reversed graph for post-dominators; several roots
