@@ -234,13 +234,17 @@ def _rewrite(code: types.CodeType, raw: List[dis.Instruction], kwnull: FrozenSet
     index = {r.offset: k for k, r in enumerate(raw)}
     entries = [e for e in dis._parse_exception_table(code)]  # type: ignore[attr-defined]
     # the entry covering each instruction (3.11+ tables are ranges that do not overlap)
+    # (one sweep of both, in offset order: a scan of the table per instruction was quadratic in
+    # the number of try statements)
     entry_of: List[Optional[object]] = [None] * n
     if entries:
-        for k, r in enumerate(raw):
-            for e in entries:
-                if e.start <= r.offset < e.end:
-                    entry_of[k] = e
-                    break
+        ordered = sorted(entries, key=lambda e: e.start)  # type: ignore[attr-defined]
+        j = 0
+        for k, r in sorted(enumerate(raw), key=lambda kr: kr[1].offset):
+            while j < len(ordered) and ordered[j].end <= r.offset:  # type: ignore[attr-defined]
+                j += 1
+            if j < len(ordered) and ordered[j].start <= r.offset:  # type: ignore[attr-defined]
+                entry_of[k] = ordered[j]
     states: List[Optional[Tuple[int, ...]]] = [None] * n
     action: Dict[int, object] = {}  # index -> "drop" | ("arg", n) | ("op", name, arg) | ("before", op)
     handler_depths: Dict[int, int] = {}
