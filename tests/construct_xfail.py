@@ -12,11 +12,4 @@ this dict can only shrink.  Remove an entry as soon as the decompiler handles th
 ``test_expected_failures_are_valid`` rejects keys naming no case and stale entries.
 """
 
-EXPECTED_FAILURES = {
-    # 3.14+: neither form is verified, so recompile() raises. The structured form is wrong (a
-    # with whose __exit__ suppresses, in a while True: the code after the loop is placed after
-    # the with; the verifier refuses it), and the verifier does not know the fallback's with
-    # prologue as 3.14 compiles it (__exit__ looked up first).
-    "with_break_from_while_true/roundtrip": {"3.14", "3.15"},
-    "with_suppressing_exit_in_loop/roundtrip": {"3.14", "3.15"},
-}
+EXPECTED_FAILURES = {}
