@@ -14,6 +14,15 @@ import pellucid
 from pellucid.decompiler.fallback import MARKER
 
 CASES = {
+    # a docstring then a __future__ import: the docstring was written ``__doc__ = ...`` (the
+    # code it compiles to), which may not precede the import (did not compile, all versions)
+    "docstring_before_future_import": ('''
+        """Doc."""
+        from __future__ import annotations, generator_stop
+        def f(x):
+            return x + 1
+        out = __doc__, f(1)
+    ''', ["out"]),
     # 3.12+ compiles ``import *`` to an intrinsic call whose result is popped
     "import_star": ("""
         from os.path import *

@@ -36,7 +36,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     if is_module_code(code):
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]
-        stmts = _with_module_declarations(stmts, sub.declarations())
+        stmts = _with_module_declarations(_docstring_before_future(stmts), sub.declarations())
         return tidy_(fold_temporaries(ast.Module(stmts, []))), pool
     body = finish_function_body(code, stmts, sub, nested=False)
     d = defaults or {}
@@ -47,6 +47,21 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     if AST_TYPE_PARAMS:
         node.type_params = []
     return tidy_(fold_temporaries(ast.Module([node], []))), pool
+
+
+def _is_doc_assignment(stmt: Any) -> bool:
+    return isinstance(stmt, ast.Assign) and [ast.dump(t) for t in stmt.targets] == [
+        ast.dump(ast.Name("__doc__", ast.Store()))]
+
+
+def _docstring_before_future(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """A module's ``__doc__ = '...'`` written as its docstring when ``from __future__`` imports
+    follow, which only a docstring may precede (both compile to the same code)."""
+    if len(stmts) >= 2 and _is_doc_assignment(stmts[0]) and isinstance(stmts[0].value, ast.Constant) \
+            and isinstance(stmts[0].value.value, str) and isinstance(stmts[1], ast.ImportFrom) \
+            and stmts[1].module == "__future__":
+        return [ast.copy_location(ast.Expr(stmts[0].value), stmts[0])] + stmts[1:]
+    return stmts
 
 
 def _with_module_declarations(stmts: List[ast.stmt], decls: List[ast.stmt]) -> List[ast.stmt]:
@@ -61,8 +76,7 @@ def _with_module_declarations(stmts: List[ast.stmt], decls: List[ast.stmt]) -> L
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
             and isinstance(first.value.value, str):
         k = 1
-    elif isinstance(first, ast.Assign) and [ast.dump(t) for t in first.targets] == [
-            ast.dump(ast.Name("__doc__", ast.Store()))]:
+    elif _is_doc_assignment(first):
         k = 1  # (a docstring written as the assignment it compiles to)
     while k < len(stmts) and isinstance(stmts[k], ast.ImportFrom) and stmts[k].module == "__future__":
         k += 1
