@@ -6,11 +6,6 @@ that was structured."""
 
 FALLBACKS = {
     "3.8": frozenset([
-        # (likewise, up to 3.11)
-        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
-        # (structured form refused by the verifier: the except clause's tail runs with the
-        # KeyError still handled; sys.exc_info() and __context__ differ)
-        "while_true__none__try_except_else__break_orelse_continue_handler",
         "for__none__try_except_finally__break_body_continue_handler",
         "for__none__try_finally__break_final_continue_after",
         "for__try_except__try_except_finally__break_handler_continue_loop",
@@ -42,11 +37,6 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.9": frozenset([
-        # (likewise, up to 3.11)
-        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
-        # (structured form refused by the verifier: the except clause's tail runs with the
-        # KeyError still handled; sys.exc_info() and __context__ differ)
-        "while_true__none__try_except_else__break_orelse_continue_handler",
         "for__none__try_except_finally__break_body_continue_handler",
         "for__none__try_finally__break_final_continue_after",
         "for__try_except__try_except_finally__break_handler_continue_loop",
@@ -78,11 +68,6 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.10": frozenset([
-        # (likewise, up to 3.11)
-        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
-        # (structured form refused by the verifier: the except clause's tail runs with the
-        # KeyError still handled; sys.exc_info() and __context__ differ)
-        "while_true__none__try_except_else__break_orelse_continue_handler",
         "for__none__try_except_finally__break_body_continue_handler",
         "for__none__try_finally__break_final_continue_after",
         "for__try_except__try_except_finally__break_handler_continue_loop",
@@ -114,11 +99,6 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.11": frozenset([
-        # (likewise, up to 3.11)
-        "while_cond__try_finally__try_except_else__break_handler_continue_orelse",
-        # (structured form refused by the verifier: the except clause's tail runs with the
-        # KeyError still handled; sys.exc_info() and __context__ differ)
-        "while_true__none__try_except_else__break_orelse_continue_handler",
         "for__none__try_except_finally__break_body_continue_handler",
         "for__none__try_finally__break_final_continue_after",
         "for__try_except__try_except_finally__break_handler_continue_loop",
@@ -150,9 +130,6 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.12": frozenset([
-        # (structured form refused by the verifier: the except clause's tail runs with the
-        # KeyError still handled; sys.exc_info() and __context__ differ)
-        "while_true__none__try_except_else__break_orelse_continue_handler",
         "for__none__try_finally__break_final_continue_after",
         "for__try_except__try_finally__break_after_continue_final",
         "for__try_except_else__try_except_finally__break_final_continue_handler",
@@ -176,9 +153,6 @@ FALLBACKS = {
         "while_true__with__try_finally__break_final",
     ]),
     "3.13": frozenset([
-        # (structured form refused by the verifier: the except clause's tail runs with the
-        # KeyError still handled; sys.exc_info() and __context__ differ)
-        "while_true__none__try_except_else__break_orelse_continue_handler",
         "for__none__try_finally__break_final_continue_after",
         "for__try_except__try_finally__break_after_continue_final",
         "for__try_except_else__try_except_finally__break_final_continue_handler",

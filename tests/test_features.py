@@ -54,6 +54,7 @@ EXPECTED = {
     "LAZY_IMPORTS": ((3, 15), None),
     "COMPREHENSION_UNPACKING": ((3, 15), None),
     "CONSTANT_SLICES": ((3, 14), None),
+    "PERCENT_FORMAT_AS_FSTRING": ((3, 11), None),
     "AST_UNPARSE": ((3, 9), None),
     "AST_FIX_FILLS_NONE_END": ((3, 9), None),
     "AST_INDEX_WRAPPER": ((3, 8), (3, 8)),

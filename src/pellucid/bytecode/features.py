@@ -187,6 +187,12 @@ COMPREHENSION_UNPACKING = _compiles("[*x for x in y]")
 #: A slice of constants is folded into one constant ``slice`` object (``x[1:2]``).
 CONSTANT_SLICES = any(type(c) is slice for c in compile("x[1:2]", "<probe>", "eval").co_consts)
 
+#: The compiler turns ``'%s' % (a, b)`` (a constant string, a tuple display) into an f-string:
+#: each item converted with ``str()`` right after it is evaluated, before the next one.
+PERCENT_FORMAT_AS_FSTRING = not any(
+    i.opname.startswith("BINARY") for i in dis.get_instructions(
+        compile("'%s' % (x,)", "<probe>", "eval")))
+
 # ---- compiler layouts no opcode tells (by version) --------------------------------------------
 
 #: ``while c: body`` is compiled as ``if c:`` around a loop that tests ``c`` again at its end

@@ -147,6 +147,10 @@ class ConstantPool:
             return call
         return self._bind(value)
 
+    def bind(self, value: Any) -> ast.expr:
+        """A name bound to ``value`` itself (see ``bindings``), literal or not."""
+        return self._bind(value)
+
     def _bind(self, value: Any) -> ast.expr:
         key = id(value)
         name = self._by_id.get(key)

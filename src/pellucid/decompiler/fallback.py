@@ -438,7 +438,14 @@ class Fallback:
         return _slot(len(self.stack) - 1)
 
     def const(self, value: Any) -> str:
-        return unparse(self.pool.expr(value))
+        expr = self.pool.expr(value)
+        if any(isinstance(node, ast.Call) and getattr(node, "_from_constant", False)
+               for node in ast.walk(expr)):
+            # A frozenset constant (``x in {'a', 'b'}``) has no literal outside that test: written
+            # ``frozenset({...})`` it would call whatever the global ``frozenset`` is; bound
+            # under a reserved name it is the very constant.
+            return unparse(self.pool.bind(value))
+        return unparse(expr)
 
     def state_of(self) -> _State:
         return _State(tuple(self.stack), self.nexc)

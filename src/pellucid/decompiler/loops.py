@@ -205,7 +205,7 @@ class LoopBuilder:
         ``except`` clause); what such code reaches only to return or re-raise is no exit."""
         exits = {s for b in body for s in b.succs
                  if s not in body and (not _terminal_path(s, body) or _break_jump(s, body)
-                                       or _jumped_to(s, body))}
+                                       or _jumped_to(s, body) or self._unwinding_jump(s, body))}
         if header is None or not exits:
             return exits
         normal: Set[Block] = set()
@@ -228,6 +228,24 @@ class LoopBuilder:
         if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
             kept -= leaving
         return kept
+
+    def _unwinding_jump(self, block: Block, body: FrozenSet[Block]) -> bool:
+        """``block`` leaves a ``with``/``finally`` of the body (its ``__exit__`` call or the
+        ``finally`` copy, outside the region) and then jumps out of the loop: a ``break``, even
+        when the code after the loop only returns (a ``return`` in the statement is compiled
+        inline after the unwinding, not jumped to).  Read as the body's own ``return``, the code
+        after the loop lands after the ``with``, which a suppressing ``__exit__`` reaches too."""
+        if block.last.op != "JUMP" or block.jump is None or block.jump in body \
+                or block.jump is block or not block.preds or any(p not in body for p in block.preds):
+            return False
+        if any(i.op == "POP_EXCEPT" for i in block.instrs):
+            return False  # (an except clause's end: _jumped_to's business)
+        chain = tuple(self.handler_chain(block))  # type: ignore[attr-defined]
+        for p in block.preds:
+            left = tuple(self.handler_chain(p))  # type: ignore[attr-defined]
+            if len(left) <= len(chain) or left[len(left) - len(chain):] != chain:
+                return False
+        return True
 
     def _leave_target(self, exit_block: Block, body: FrozenSet[Block],
                       normal: Optional[Block] = None) -> Optional[Block]:
@@ -784,6 +802,7 @@ class LoopBuilder:
                 # duplicated operand and jumps on to the same place: not a ``break``.
                 exits = self._chain_cleanup_exits(exits, chain, normal)
         follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
+        self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)  # (an earlier try's)
         self.active_loops.add(header)
         try:
             loop_ctx = self._loop_ctx(ctx, header, cont, follow, body)
@@ -794,6 +813,14 @@ class LoopBuilder:
                 body_s = self._loop_body(self.walk(start, list(stack), loop_ctx, frozenset()))
         finally:
             self.active_loops.discard(header)
+        pending = self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)
+        if pending is not None and follow is None and normal is None:
+            # (a ``break`` out of a ``with`` whose code after the loop 3.10+ copied to after the
+            # ``__exit__`` call: that code, read from there, is the loop's follow)
+            self.emit(out, ast.While(cond, strip_trailing_continue(body_s) or [ast.Pass()], []), stack)
+            return pending
+        if pending is not None:
+            raise StructureError("a break out of a with whose loop has another follow")
         body_s = strip_trailing_continue(body_s) or [ast.Pass()]
         orelse = self._else_clause(normal, follow, stack, ctx, stop)
         self.emit(out, ast.While(cond, body_s, orelse), stack)
@@ -884,6 +911,7 @@ class LoopBuilder:
         latch, chain = test
         exits = self._chain_cleanup_exits(self._exits(body, header), chain, normal)
         follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
+        self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)  # (an earlier try's)
         self.active_loops.add(header)
         self.active_loops.update(conts)
         self.latch_tests.add(latch)

@@ -19,6 +19,7 @@ from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.bytecode.positions import nop_line_before
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.stop_sets import group_stop
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
 from pellucid.decompiler.structure import Ctx, past_lone_jumps
 
@@ -86,7 +87,18 @@ class ProtectedBuilder:
         return chain[0] if chain else None
 
     def protected_set(self, target: int) -> FrozenSet[Block]:
-        return frozenset(b for b in self.cfg.blocks if target in self.handler_chain(b))
+        sets = self._protected_sets
+        if sets is None:
+            # every handler's set in one pass over the blocks (one pass per handler was
+            # quadratic in functions of many ``try`` statements); each set is built in block
+            # order, as one pass for it alone would
+            members: Dict[int, List[Block]] = {}
+            for b in self.cfg.blocks:
+                for t in self.handler_chain(b):
+                    members.setdefault(t, []).append(b)
+            sets = self._protected_sets = {t: frozenset(bs) for t, bs in members.items()}
+        found = sets.get(target)
+        return found if found is not None else frozenset()
 
     def private_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Union[bool, List[ast.stmt]]:
         """Whether ``block`` starts a path that only leaves the function or loop (``return`` in a
@@ -327,7 +339,8 @@ class ProtectedBuilder:
         self._absorb[level] = "with"
         body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
         if end_stack is not None:
-            body, end_stack, end = self.finish_region_body(body, end_stack, stack[:-1], end, ctx, stop)
+            body, end_stack, end = self.finish_region_body(body, end_stack, stack[:-1], end, ctx, stop,
+                                                           region)
         target = None
         if body and isinstance(body[0], ast.Assign) and isinstance(body[0].value, M.WithEnter):
             target = body[0].targets[0]
@@ -335,7 +348,16 @@ class ProtectedBuilder:
         elif enter in (end_stack or []):
             raise StructureError("with target never stored")
         resume = None
-        if end_stack is None:
+        if end_stack is not None and end is not None:
+            left = self._exit_leaving_loop(level, stack, end_stack, end, ctx)
+            if left is not None:
+                # The body's way out leaves the loop (3.10+ copy the code after the loop to
+                # after the ``__exit__`` call), while a suppressed exception goes round it: the
+                # way out is a ``break`` to that code, the with's end is the next iteration.
+                body = body + [ast.Break()]
+                end_stack = None
+                resume = left
+        elif end_stack is None:
             # The body never finishes normally, but __exit__ may swallow its exception: go on
             # where the handler's suppression path goes.
             resume = self._with_suppression_resume(level, stack)
@@ -356,6 +378,51 @@ class ProtectedBuilder:
                 return None, None
             return resume
         return end_stack, end
+
+    def _exit_leaving_loop(self, level: int, entry: List[Any], end_stack: List[Any], end: Block,
+                           ctx: Ctx) -> Optional[Tuple[List[Any], Block]]:
+        """Where a ``with`` inside a ``while True`` goes on after a suppressed exception, when
+        that is the loop's next iteration but its body's normal way out (``end``: the
+        ``__exit__`` call and the code after the loop, copied there) leaves the loop.  The code
+        after the ``__exit__`` call becomes the loop's follow (see ``_build_while``).  ``None``
+        if the with is no such statement."""
+        loop = ctx.loop
+        if loop is None or loop.brk is not None or (end.origin or end) in loop.body:
+            return None
+        if loop.header.last.op == "FOR_ITER":
+            return None  # (a ``for`` loop's ``break`` also drops the iterator)
+        resume = self._with_suppression_resume(level, entry)
+        if resume is None or past_lone_jumps(resume[1]) is not loop.cont:
+            return None
+        after = self._after_exit_call(end, end_stack, len(entry) - 2)
+        if after is None:
+            return None
+        pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
+            "_pellucid_pending_follows", {})
+        if loop.header in pending:
+            return None  # (one follow per loop: a second such break is left as it was)
+        pending[loop.header] = after
+        return resume
+
+    def _after_exit_call(self, block: Block, stack: List[Any], base: int) -> Optional[Tuple[List[Any], Block]]:
+        """The stack and the rest of ``block`` once its ``__exit__`` call is done (the stack back
+        to ``base`` values), if that is inside ``block`` and leaves no statement behind."""
+        st = list(stack)
+        scratch: List[ast.stmt] = []
+        saved = self.save_state()  # type: ignore[attr-defined]
+        for k, ins in enumerate(block.instrs):
+            if len(st) == base and k > 0:
+                if scratch:
+                    break
+                return st, partial_block(block, k)
+            if ins.target is not None or ins.op in TERMINAL:
+                break
+            try:
+                self.step(ins, st, scratch)
+            except (StructureError, IndexError):
+                break
+        self.restore_state(saved)  # type: ignore[attr-defined]
+        return None
 
     def _with_suppression_resume(self, level: int, entry: List[Any]) -> Optional[Tuple[List[Any], Block]]:
         """Follow a with-handler's "exception suppressed" path until the stack is back below
@@ -395,7 +462,8 @@ class ProtectedBuilder:
         return None
 
     def finish_region_body(self, body: List[ast.stmt], body_stack: List[Any], entry: List[Any],
-                           exit_block: Optional[Block], ctx: Ctx, stop: FrozenSet[Block]) -> Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]:
+                           exit_block: Optional[Block], ctx: Ctx, stop: FrozenSet[Block],
+                           region: FrozenSet[Block] = frozenset()) -> Tuple[List[ast.stmt], Optional[List[Any]], Optional[Block]]:
         """Values a protected body computed but left on the stack (``return <expr>`` in a
         ``try``/``with``: the return itself sits outside the region; Dynamo's calls whose
         callable and arguments were pushed before the region) are evaluated inside it."""
@@ -413,8 +481,12 @@ class ProtectedBuilder:
             body.append(ast.Assign([ast.Name(tmp, ast.Store())], self.value(v)))
             body_stack[k] = ast.Name(tmp, ast.Load())
             temps.append(tmp)
-        # ``__t = v`` + an exit that only returns ``__t``: the return belongs in the body.
-        if temps and exit_block is not None and len(exit_block.preds) == 1:
+        # ``__t = v`` + an exit that only returns ``__t``: the return belongs in the body.  (The
+        # exit may be entered from several places in the region: a value that branches,
+        # ``return a < b <= c``; read after the statement, ``__t`` is unbound where a suppressing
+        # ``__exit__`` goes on.)
+        if temps and exit_block is not None and (len(exit_block.preds) == 1 or region and all(
+                p in region for p in exit_block.preds)):
             saved_floor = self.floor
             self.floor = len(body_stack)
             try:
@@ -432,12 +504,32 @@ class ProtectedBuilder:
                 return body, None, None
         return body, body_stack, exit_block
 
+    @property
+    def _handler_groups(self) -> Dict[Any, FrozenSet[Block]]:
+        found = self._by_handler_sets
+        if found is None:
+            found = self._by_handler_sets = {}
+        return found
+
+    def blocks_by_handler(self) -> Dict[Any, List[Block]]:
+        """The blocks of each innermost handler (None: no handler), each list in block order:
+        one pass over the blocks instead of one per ``try`` statement (quadratic in functions
+        of many of them)."""
+        found = self._by_handler
+        if found is None:
+            found = self._by_handler = {}
+            for b in self.cfg.blocks:
+                found.setdefault(b.handler, []).append(b)
+        return found
+
     def handler_entry_stack(self, level: int, stack: List[Any]) -> List[Any]:
-        h = None
-        for b in self.cfg.blocks:
-            if b.handler is not None and b.handler.target == level:
-                h = b.handler
-                break
+        firsts = self._first_handler
+        if firsts is None:  # (the first block's handler of each target, in one pass)
+            firsts = self._first_handler = {}
+            for b in self.cfg.blocks:
+                if b.handler is not None:
+                    firsts.setdefault(b.handler.target, b.handler)
+        h = firsts.get(level)
         depth = h.depth if h is not None else len(stack)
         base = list(stack[:depth])
         if self.legacy_exceptions:
@@ -486,7 +578,7 @@ class ProtectedBuilder:
         body, body_stack, exit_block = self.walk(block, list(stack), Ctx(ctx.loop, region, level), stop, first=block)
         if body_stack is not None:
             body, body_stack, exit_block = self.finish_region_body(body, body_stack, stack,
-                                                                   exit_block, ctx, stop)
+                                                                   exit_block, ctx, stop, region)
         if is_finally:
             final = _strip_reraise(probe) or [ast.Pass()]
             body = self.strip_finally_copies(body, final, level)
@@ -703,16 +795,23 @@ class ProtectedBuilder:
             # raise or return: where they meet is the first block (in code order) every one
             # of them reaches.
             after = self._first_meeting(points)
+        if around and exit_block is not None and exits and (after is None or after in around):
+            # Paths that go round the loop (or leave it) meet again only at its head: where
+            # they meet before that is the code after the statement (``except: ... continue``
+            # in one arm, ``break`` in the ``else`` clause, and the rest goes on).
+            first = self._first_meeting(points, around)
+            if first is not None:
+                after = first
         return after, []
 
-    def _first_meeting(self, points: List[Block]) -> Optional[Block]:
+    def _first_meeting(self, points: List[Block], around: FrozenSet[Block] = frozenset()) -> Optional[Block]:
         common: Optional[set] = None
         for start in points:
             seen = set()
             work = [start]
             while work and len(seen) < 400:
                 b = work.pop()
-                if b in seen or b in self.cfg.handler_blocks:
+                if b in seen or b in self.cfg.handler_blocks or b in around:
                     continue
                 seen.add(b)
                 work.extend(b.succs)
@@ -780,7 +879,7 @@ class ProtectedBuilder:
             tail = getattr(h, "_trailing", None)
             if not tail:
                 continue
-            if _safe_after_clause(tail, h.name):
+            if _safe_after_clause(tail, h.name, self._local_names()):
                 # ``return <constant>`` etc.: runs the same inside the clause, which is where
                 # CPython put it (``except: return 1`` pops the exception before returning).
                 h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + tail
@@ -796,6 +895,10 @@ class ProtectedBuilder:
                     if not _terminates(h.body):
                         raise StructureError("some except clauses fall through, others continue")
         return found
+
+    def _local_names(self) -> FrozenSet[str]:
+        code = self.code  # type: ignore[attr-defined]
+        return frozenset(code.co_varnames + code.co_cellvars + code.co_freevars)
 
     def _beyond_handler(self, block: Block, level: int, hblock: Block) -> FrozenSet[Block]:
         """3.11+: the blocks the handler at ``level`` reaches only after it is over -- those
@@ -826,7 +929,11 @@ class ProtectedBuilder:
                 != ["COPY", "POP_EXCEPT", "RERAISE"]:
             return frozenset()
         around = cleanup.outer
-        return frozenset(b for b in self.cfg.blocks if b is not hblock and b.handler == around)
+        groups = self._handler_groups
+        members = groups.get(around)
+        if members is None:
+            members = groups[around] = frozenset(self.blocks_by_handler().get(around, ()))
+        return group_stop(members, hblock)  # type: ignore[return-value]
 
     def _beyond_pop_except(self, hblock: Block) -> FrozenSet[Block]:
         """(Up to 3.10) see :meth:`_beyond_handler`."""
@@ -1077,8 +1184,13 @@ def partial_block(block: Block, k: int) -> Block:
     return part
 
 
-def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
-    """Code that behaves the same before or after the exception state is popped."""
+def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str],
+                       local_names: FrozenSet[str] = frozenset()) -> bool:
+    """Code that behaves the same before or after the exception state is popped.
+
+    A global name may be unbound: its NameError, raised inside the clause, would get the
+    handled exception as its ``__context__`` (``except E: pass`` then ``return _dummy``, which
+    3.12+ copies after the clause's POP_EXCEPT)."""
     for st in stmts:
         for node in ast.walk(st):
             if isinstance(node, (PopExcept, Reraise)):
@@ -1092,8 +1204,9 @@ def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str]) -> bool:
                 return False
             if isinstance(node, ast.Raise) and node.exc is None:
                 return False
-            if isinstance(node, ast.Name) and node.id == name:
-                return False
+            if isinstance(node, ast.Name) and (node.id == name or node.id not in local_names
+                                               and not node.id.startswith("__pellucid")):
+                return False  # (the decompiler's temporaries and bound constants are set)
             if isinstance(node, ast.stmt) and not isinstance(node, (ast.Return, ast.Break, ast.Continue,
                                                                       ast.Pass)):
                 return False

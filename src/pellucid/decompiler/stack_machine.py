@@ -7,11 +7,12 @@ clause's ``as`` binding, a loop target) are emitted as assignments from those ma
 """
 import ast
 import copy
+import re
 import types
 from typing import Any, Callable, Dict, List, Optional
 
 from pellucid.bytecode.features import (ASSERT_LOADS_GLOBAL_ASSERTION_ERROR, COMPREHENSION_UNPACKING,
-                                        OVERWRITTEN_STORES_POPPED)
+                                        OVERWRITTEN_STORES_POPPED, PERCENT_FORMAT_AS_FSTRING)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.positions import Position, position_at, position_units
 from pellucid.decompiler import markers as M
@@ -34,6 +35,23 @@ INPLACE_FUNCS = {
     "+": "iadd", "-": "isub", "*": "imul", "@": "imatmul", "/": "itruediv", "//": "ifloordiv",
     "%": "imod", "**": "ipow", "<<": "ilshift", ">>": "irshift", "&": "iand", "|": "ior", "^": "ixor",
 }
+
+
+_PERCENT_UNIT = re.compile(r"%(%|[-+ #0]*([0-9]*)(?:\.([0-9]*))?(.))", re.S)
+
+
+def _folded_percent_format(left: ast.expr, right: ast.expr) -> bool:
+    """``left % right`` as written would be compiled as an f-string (see
+    ``PERCENT_FORMAT_AS_FSTRING``): a string constant whose conversions are only ``s``, ``r``,
+    ``a`` (a superset of the formats the compiler turns), and a tuple display."""
+    if not (isinstance(left, ast.Constant) and type(left.value) is str and isinstance(right, ast.Tuple)):
+        return False
+    if any(isinstance(e, ast.Starred) for e in right.elts):
+        return False
+    units = [m for m in _PERCENT_UNIT.finditer(left.value) if m.group(1) != "%"]
+    # (the compiler leaves a width or precision of three digits or more to ``%``)
+    return bool(units) and all(m.group(4) in "sra" and len(m.group(2)) < 3
+                               and len(m.group(3) or "") < 3 for m in units)
 
 
 class Inplace(M.Marker):
@@ -459,6 +477,11 @@ class StackMachine:
     def op_BINARY(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         right = self.value(stack.pop())
         left = self.value(stack.pop())
+        if arg == "%" and PERCENT_FORMAT_AS_FSTRING and _folded_percent_format(left, right):
+            # ``f'%s.%s' % (a, b)``: a one-part f-string is no constant to the compiler, which
+            # would turn ``'%s.%s' % (a, b)`` into an f-string (formatting ``a`` before ``b`` is
+            # evaluated) where the bytecode builds the tuple, then applies one ``%``.
+            left = ast.JoinedStr([left])
         stack.append(ast.BinOp(left, BINOPS[arg](), right))
 
     def op_INPLACE(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
