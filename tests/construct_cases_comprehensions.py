@@ -239,3 +239,18 @@ def f(xs, m, n):
             [o for o in xs if (o in m and o in n) or o > 2],
             [o for o in xs if (o in m or o in n) and (o > 2 or o < -2)])
 """, [([], [], []), ([1, 2, 3, -3, 4], [1, 2, -3], [2, 4, -3]), ([1], None, []), ([1, "s"], [], [])])
+
+# dataclasses._hash_add: a conditional expression as a filter.  The compiler tests ``a`` or ``b``
+# where ``(a if c else b)`` is tested, so the structured loop has two copies of the append
+# (3.12+ inlines it).  No form was verified on 3.8-3.15 before: the structurer refused the two
+# copies and the verifier refused the fallback.
+case("comprehension_filter_is_conditional_expression", r"""
+def f(fields, log):
+    def seen(x):
+        log.append(x)
+        return x
+    return ([x for x in fields if (seen(x[0]) if x[1] is None else x[1])],
+            {x[2] for x in fields if (x[0] if seen(x[1]) else (x[2] if x[0] else x[1]))},
+            {x[2]: x for x in fields for y in x if (y if x[0] else seen(-y)) if y},
+            list(x[0] for x in fields if (x[1] if x[2] else seen(x[0]))))
+""", [([], []), ([(1, None, 3), (0, None, 4), (0, 2, 5), (1, 0, 0), (0, 0, 2)], [])])

@@ -12,5 +12,4 @@ this dict can only shrink.  Remove an entry as soon as the decompiler handles th
 ``test_expected_failures_are_valid`` rejects keys naming no case and stale entries.
 """
 
-EXPECTED_FAILURES = {
-}
+EXPECTED_FAILURES = {}

@@ -182,15 +182,8 @@ FALLBACKS = {
 FALLBACKS["3.14"] = FALLBACKS["3.13"]
 FALLBACKS["3.15"] = FALLBACKS["3.13"]
 
-# Shapes recompile() raises DecompileError for (no form verified), per version; strict, only
-# shrinks.  3.14+: a with inside the loop around a try/finally; the structured form is refused
-# and the verifier does not know the fallback's with prologue as 3.14 compiles it (__exit__
-# looked up first).
-NOT_RECOMPILED = {
-    "3.14": frozenset([
-        "while_true__with__try_finally__break_final",
-        "while_true__with__try_except_finally__break_final_continue_loop",
-        "while_cond__with__try_except_finally__break_loop_continue_final",
-    ]),
-}
-NOT_RECOMPILED["3.15"] = NOT_RECOMPILED["3.14"]
+# Shapes recompile() raises DecompileError for (no form verified), per version ("3.14": frozenset
+# of ids); strict, only shrinks.  Empty: the three 3.14+ shapes with a ``with`` inside the loop
+# around a try/finally are recompiled since the verifier knows the fallback's 3.14 with prologue
+# (__exit__ looked up first).
+NOT_RECOMPILED = {}

@@ -14,6 +14,15 @@ import pellucid
 from pellucid.decompiler.fallback import MARKER
 
 CASES = {
+    # a docstring then a __future__ import: the docstring was written ``__doc__ = ...`` (the
+    # code it compiles to), which may not precede the import (did not compile, all versions)
+    "docstring_before_future_import": ('''
+        """Doc."""
+        from __future__ import annotations, generator_stop
+        def f(x):
+            return x + 1
+        out = __doc__, f(1)
+    ''', ["out"]),
     # 3.12+ compiles ``import *`` to an intrinsic call whose result is popped
     "import_star": ("""
         from os.path import *
@@ -238,3 +247,33 @@ def test_lazy_imports_module_round_trip():
     assert MARKER not in text, text
     assert "lazy import json" in text and "lazy from os import path as p, sep" in text, text
     assert _run(source)["out"] == _run(text)["out"], text
+
+
+# A name declared global anywhere in a module (a class body naming its own class, a function)
+# is stored, loaded and deleted with the *_GLOBAL opcodes at the module's top level too: run
+# with locals apart from globals, those go to the globals.  (Found by the fuzz sweep on 3.14:
+# ``class A: global A``; no form was verified on any version.)
+GLOBAL_DECLARED_MODULE = """
+    class A:
+        global A
+        x = 1
+    def f():
+        global B, C
+    B = A.x + 1
+    C = B * 2
+    D = B + C
+    del C
+"""
+
+
+def test_module_with_names_declared_global_recompiles():
+    code = compile(textwrap.dedent(GLOBAL_DECLARED_MODULE), "<module case>", "exec")
+    text = pellucid.decompile(code)
+    assert MARKER not in text and "NOT verified" not in text, text
+    new = pellucid.recompile(code)
+
+    def run(c):
+        g, loc = {"__name__": "pellucid_module_case"}, {}
+        exec(c, g, loc)
+        return sorted(k for k in g if k != "__builtins__"), sorted(loc), g["B"]
+    assert run(new) == run(code) == (["A", "B", "__name__"], ["D", "f"], 2)

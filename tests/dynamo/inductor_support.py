@@ -2,9 +2,9 @@
 
 Inductor's CPU code is C++ compiled against the running interpreter's headers (``Python.h``
 in ``sysconfig``'s include directory, where Inductor looks).  An interpreter installed without
-its development files (the 3.14/3.15 ones ``.ci/install-python`` unpacks from Debian's
-packages ship none) makes every Inductor compile fail with a C++ error: tests that compile
-with Inductor are skipped there, saying why.
+its development files (the 3.14/3.15 ones ``.ci/install-python`` unpacked from Debian's
+packages before it added ``libpython3.X-dev``'s headers) makes every Inductor compile fail
+with a C++ error: tests that compile with Inductor are skipped there, saying why.
 """
 import os
 import sysconfig

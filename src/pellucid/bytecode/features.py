@@ -211,6 +211,11 @@ IMPORTED_NAMES_CALLED_PLAINLY = _VERSION >= (3, 11)
 #: type, not ``AttributeError`` (3.11+).
 WITH_CHECKS_PROTOCOL = _VERSION >= (3, 11)
 
+#: ... naming it as ``%T`` does (3.14+): a class statement's type (a heap type) by
+#: ``__module__ + '.' + __qualname__``, or its bare ``__qualname__`` when the module is
+#: ``builtins``, ``__main__`` or not a str; before, by ``tp_name`` (a heap type's bare name).
+WITH_ERROR_NAMES_QUALIFIED_TYPE = _VERSION >= (3, 14)
+
 #: A class pattern whose class is not a type raises ``TypeError("called match pattern must be a
 #: class")``; before 3.12 the message says "a type".
 MATCH_CLASS_ERROR_SAYS_CLASS = _VERSION >= (3, 12)

@@ -13,6 +13,23 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import ITEM, CompAppend
 
 
+def _filter(stmt: ast.stmt) -> Optional[Tuple[ast.expr, List[ast.stmt]]]:
+    """``stmt`` as one filter and what it guards: ``if t: S``, or a conditional expression as
+    the test -- ``if c: <filter a: S> else: <filter b: S>`` (the compiler tests ``a`` or ``b``
+    where ``(a if c else b)`` would be tested, so the structurer sees two copies of ``S``) is
+    ``if (a if c else b): S``."""
+    if not isinstance(stmt, ast.If):
+        return None
+    if not stmt.orelse:
+        return stmt.test, stmt.body
+    if len(stmt.body) != 1 or len(stmt.orelse) != 1:
+        return None
+    yes, no = _filter(stmt.body[0]), _filter(stmt.orelse[0])
+    if yes is None or no is None or [ast.dump(s) for s in yes[1]] != [ast.dump(s) for s in no[1]]:
+        return None
+    return ast.IfExp(stmt.test, yes[0], no[0]), yes[1]
+
+
 def clauses_from_loop(loop: ast.stmt) -> Tuple[List[ast.comprehension], Any]:
     """Split ``for ...: [if ...:] append(x)`` into comprehension clauses and the element."""
     gens: List[ast.comprehension] = []
@@ -28,9 +45,10 @@ def clauses_from_loop(loop: ast.stmt) -> Tuple[List[ast.comprehension], Any]:
         else:
             raise StructureError("not a comprehension loop")
         while True:
-            if len(body) == 1 and isinstance(body[0], ast.If) and not body[0].orelse:
-                gens[-1].ifs.append(body[0].test)
-                body = body[0].body
+            guarded = _filter(body[0]) if len(body) == 1 else None
+            if guarded is not None:
+                gens[-1].ifs.append(guarded[0])
+                body = guarded[1]
                 continue
             if len(body) >= 2 and isinstance(body[0], ast.If) and body[0].body == [] :
                 raise StructureError("odd comprehension filter")

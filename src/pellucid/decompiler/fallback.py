@@ -47,6 +47,7 @@ from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE,
                                         MAKE_FUNCTION_POPS_QUALNAME, MATCH_CLASS_ERROR_NAMES_PATTERN,
                                         MATCH_CLASS_ERROR_SAYS_CLASS,
                                         MATCH_PUSHES_SUCCESS, WITH_CHECKS_PROTOCOL,
+                                        WITH_ERROR_NAMES_QUALIFIED_TYPE,
                                         WITH_LOADS_SPECIAL_METHODS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
@@ -1219,6 +1220,13 @@ class Fallback:
         # extension types (immutable) their dotted name, builtins excepted
         tp_name = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' "
                    "else %s.__module__ + '.' + %s.__name__)" % (t, t, t, t, t))
+        if WITH_ERROR_NAMES_QUALIFIED_TYPE:
+            # a heap type by module and qualified name (%T), a static one by its tp_name
+            tp_name = ("((%s.__qualname__ if __pellucid_builtins.type(%s.__module__) is not "
+                       "__pellucid_builtins.str or %s.__module__ in ('builtins', '__main__') "
+                       "else %s.__module__ + '.' + %s.__qualname__) if %s.__flags__ & 512 else "
+                       "%s.__name__ if %s.__module__ == 'builtins' else "
+                       "%s.__module__ + '.' + %s.__name__)" % ((t,) * 10))
         checks = ((enter, ""), (exit_, " (missed %s method)" % exit_))
         if WITH_LOADS_SPECIAL_METHODS:  # (LOAD_SPECIAL looks __exit__ up first, names either one)
             checks = ((exit_, " (missed %s method)" % exit_), (enter, " (missed %s method)" % enter))

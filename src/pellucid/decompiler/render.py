@@ -1,7 +1,7 @@
 """A whole code object as source: a module, a ``def``/``async def``, or a ``lambda``."""
 import ast
 import types
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.bytecode.features import AST_TYPE_PARAMS
 from pellucid.bytecode.normalize import shared_results
@@ -36,6 +36,7 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     if is_module_code(code):
         if stmts and isinstance(stmts[-1], ast.Return) and stmts[-1].value is None:
             stmts = stmts[:-1]
+        stmts = _with_module_declarations(_docstring_before_future(stmts), sub.declarations())
         return tidy_(fold_temporaries(ast.Module(stmts, []))), pool
     body = finish_function_body(code, stmts, sub, nested=False)
     d = defaults or {}
@@ -46,6 +47,40 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
     if AST_TYPE_PARAMS:
         node.type_params = []
     return tidy_(fold_temporaries(ast.Module([node], []))), pool
+
+
+def _is_doc_assignment(stmt: Any) -> bool:
+    return isinstance(stmt, ast.Assign) and [ast.dump(t) for t in stmt.targets] == [
+        ast.dump(ast.Name("__doc__", ast.Store()))]
+
+
+def _docstring_before_future(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """A module's ``__doc__ = '...'`` written as its docstring when ``from __future__`` imports
+    follow, which only a docstring may precede (both compile to the same code)."""
+    if len(stmts) >= 2 and _is_doc_assignment(stmts[0]) and isinstance(stmts[0].value, ast.Constant) \
+            and isinstance(stmts[0].value.value, str) and isinstance(stmts[1], ast.ImportFrom) \
+            and stmts[1].module == "__future__":
+        return [ast.copy_location(ast.Expr(stmts[0].value), stmts[0])] + stmts[1:]
+    return stmts
+
+
+def _with_module_declarations(stmts: List[ast.stmt], decls: List[ast.stmt]) -> List[ast.stmt]:
+    """``stmts`` of module code with its ``global`` declaration: a name declared global anywhere
+    in a module (``class A: global A``, ``def f(): global A``) is stored and loaded with the
+    ``*_GLOBAL`` opcodes at its top level too, which only such a declaration gives.  It goes
+    after the docstring and ``from __future__`` imports, which must come first."""
+    if not decls:
+        return stmts
+    k = 0
+    first = stmts[0] if stmts else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str):
+        k = 1
+    elif _is_doc_assignment(first):
+        k = 1  # (a docstring written as the assignment it compiles to)
+    while k < len(stmts) and isinstance(stmts[k], ast.ImportFrom) and stmts[k].module == "__future__":
+        k += 1
+    return stmts[:k] + decls + stmts[k:]
 
 
 def _as_is(tree: ast.Module) -> ast.Module:

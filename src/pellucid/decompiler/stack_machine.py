@@ -373,7 +373,8 @@ class StackMachine:
             # ``assert`` too (a ``raise AssertionError`` would look in the locals first).
             self.op_LOAD_ASSERTION_ERROR(None, stack, out, ins)
             return
-        if arg in self.local_names:
+        if arg in self.local_names or self.code.co_name == "<module>":
+            # (module code loads names with LOAD_NAME but for those declared global)
             self.globals_.add(arg)
         stack.append(name_load(arg))
 

@@ -2,7 +2,9 @@
 
 The decompiler's fallback (a state machine over basic blocks) cannot write some instructions as
 one statement.  ``BEFORE_WITH`` and ``BEFORE_ASYNC_WITH`` become a *prologue* (3.11+; up to 3.10
-the two checks raise ``AttributeError(name)``, as the special method lookups did)::
+the two checks raise ``AttributeError(name)``, as the special method lookups did; 3.14+, where
+``LOAD_SPECIAL`` looks ``__exit__`` up first, the two checks come the other way round and both
+messages end in ``(missed <name> method)``)::
 
     __pellucid_m = <manager>
     if not __pellucid_builtins.hasattr(__pellucid_builtins.type(__pellucid_m), '__enter__'):
@@ -23,24 +25,45 @@ That is equivalent under an assumption the verifier makes (see ``pellucid.verify
 manager's type provides ``__enter__``/``__exit__`` the ordinary way -- looked up on the type,
 no metaclass hook and no custom descriptor -- so neither lookup runs user code, and calling
 ``type(m).__enter__(m)`` is calling the bound special method.  (The message of the TypeError
-for a missing method is CPython's, but for type names longer than 200 characters.)
+for a missing method is CPython's, but for type names longer than 200 characters up to 3.13,
+and from 3.14 for a class whose ``__module__`` was deleted.)
 """
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from pellucid.bytecode.features import WITH_CHECKS_PROTOCOL
+from pellucid.bytecode.features import (WITH_CHECKS_PROTOCOL, WITH_ERROR_NAMES_QUALIFIED_TYPE,
+                                        WITH_LOADS_SPECIAL_METHODS)
 from pellucid.bytecode.instruction import Instr
 from pellucid.bytecode.normalize import normalize
 
 _T = "__pellucid_builtins.type(__pellucid_m)"
-_TP_NAME = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' else "
-            "%s.__module__ + '.' + %s.__name__)" % (_T, _T, _T, _T, _T))
+if WITH_ERROR_NAMES_QUALIFIED_TYPE:
+    # (3.14+ names the type as %T does: a heap type by module and qualified name, but for
+    # builtins, __main__ or a module that is no str; a static type by its tp_name)
+    _TP_NAME = ("((%s.__qualname__ if __pellucid_builtins.type(%s.__module__) is not "
+                "__pellucid_builtins.str or %s.__module__ in ('builtins', '__main__') else "
+                "%s.__module__ + '.' + %s.__qualname__) if %s.__flags__ & 512 else "
+                "%s.__name__ if %s.__module__ == 'builtins' else %s.__module__ + '.' + "
+                "%s.__name__)" % ((_T,) * 10))
+else:
+    # (tp_name: a class statement's type has its bare name, other types their dotted one)
+    _TP_NAME = ("(%s.__name__ if %s.__flags__ & 768 == 512 or %s.__module__ == 'builtins' else "
+                "%s.__module__ + '.' + %s.__name__)" % (_T, _T, _T, _T, _T))
 _EXIT = "__pellucid_X_exit"  # placeholders for the two slots
 _RESULT = "__pellucid_X_result"
 
 
+def _prologue_checks(enter: str, exit_: str) -> Tuple[Tuple[str, str], ...]:
+    """The special methods in the order the interpreter looks them up, each with the suffix of
+    the TypeError it raises when that one is missing."""
+    if WITH_LOADS_SPECIAL_METHODS:
+        # (3.14+: LOAD_SPECIAL looks ``exit_`` up first; either message names the missing one)
+        return ((exit_, " (missed %s method)" % exit_), (enter, " (missed %s method)" % enter))
+    return ((enter, ""), (exit_, " (missed %s method)" % exit_))
+
+
 def _prologue_source(enter: str, exit_: str, what: str) -> str:
     lines = ["def __pellucid_prologue(__pellucid_builtins, __pellucid_m):"]
-    for name, suffix in ((enter, ""), (exit_, " (missed %s method)" % exit_)):
+    for name, suffix in _prologue_checks(enter, exit_):
         lines.append("    if not __pellucid_builtins.hasattr(%s, %r):" % (_T, name))
         if WITH_CHECKS_PROTOCOL:
             lines.append("        raise __pellucid_builtins.TypeError(\"'%%s' object does not "
