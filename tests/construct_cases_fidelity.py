@@ -379,3 +379,45 @@ def f(lines, margin):
     return [l[margin:] if not l.isspace() else '' for l in lines], \
         (margin if not lines else -margin)
 """, [([], 0), (["  a", "   ", " b"], 1), (["x"], 0)])
+
+# A guard whose body returns, before the rest of the function: both arms end in the closing
+# ``return None`` that 3.10+ copy into each; the arm laid out first is the ``if``'s body.
+case("fidelity_guard_returns_before_rest", r"""
+def f(obj, out):
+    if not len(obj):
+        out.append(repr(obj))
+        return
+    cls = obj.__class__
+    out.append(cls.__name__ + '(')
+    out.extend(sorted(obj))
+    out.append(')')
+""", [([], []), ([3, 1], []), ({'a': 1}, [])])
+
+# ``while True: ...; if not s: break; ...`` where 3.10+ copy the closing ``return`` into the loop
+# for the ``break``: a guard returning from the loop, not ``if s: <rest>; continue``.
+case("fidelity_loop_break_to_copied_return", r"""
+def f(chunks, out):
+    while True:
+        s = chunks.pop() if chunks else b''
+        if not s:
+            break
+        while len(s) < 4 and chunks:
+            s += chunks.pop()
+        out.append(s)
+""", [([], []), ([b'a', b'bcdef', b'gh'], [])])
+
+# A method whose ``__class__`` cell only ``super()`` reads, ending in an ``if``: the declaration
+# of the free variable must not give the implicit ``return None`` a line of its own (3.11+ copy a
+# return without a line into each arm).
+case("fidelity_super_method_ending_in_if", r"""
+class D(dict):
+    def discard(self, key):
+        'Remove key if present.'
+        if key in self:
+            super().__delitem__(key)
+f = D.discard
+def run(func, key):
+    d = D(a=1, b=2)
+    func(d, key)
+    return sorted(d)
+""", [("a",), ("z",)], driver="run")

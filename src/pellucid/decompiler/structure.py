@@ -862,9 +862,18 @@ class Structurer:
         if then_stack is None and else_stack is None and len(then_s) > 1 and len(else_s) > 1 \
                 and _constant_return(then_s[-1]) and ast.dump(then_s[-1]) == ast.dump(else_s[-1]):
             # Both arms end in the same ``return <constant>`` (3.10+ copy the function's closing
-            # return into each): an ``if``/``else`` followed by that return.
-            self.emit(out, self.make_if(cond, then_s[:-1], else_s[:-1]), stack)
-            out.append(then_s[-1])
+            # return into each): an ``if``/``else`` followed by that return, or, where the arm
+            # laid out first is the shorter, ``if c: <arm>; return`` as a guard before the
+            # other (``if not x: ...; return``).  Either compiles to this layout; the arm laid
+            # out first is the one the test falls into, so it must be the ``if``'s body.
+            c, first, second = (cond, then_s, else_s) \
+                if self._arm_position(t, ctx) <= self._arm_position(f, ctx) else (negate(cond), else_s, then_s)
+            if len(first) < len(second):
+                self.emit(out, self.make_if(c, first, []), stack)
+                out.extend(second)
+            else:
+                self.emit(out, self.make_if(c, first[:-1], second[:-1]), stack)
+                out.append(then_s[-1])
             return None
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
@@ -882,6 +891,12 @@ class Structurer:
         # (Not for a bare ``raise``/an exception match: handler recognition reads those as
         # ``if not match: <re-raise>``.)
         plain = not any(isinstance(n, M.Marker) for n in all_nodes(cond))
+        guard = self._leaving_guard(cond, t, f, (then_s, then_stack, then_end),
+                                    (else_s, else_stack, else_end), ctx, stop, plain)
+        if guard is not None:
+            self.emit(out, guard[0], stack)
+            out.extend(guard[1])
+            return None
         if then_stack is None:
             if f.start < t.start and else_s and plain and _else_leaves_plainly(then_s):
                 self.emit(out, self.make_if(negate(cond), else_s, then_s), stack)
@@ -908,6 +923,36 @@ class Structurer:
             raise StructureError("branches leave different values on the stack")
         self.emit(out, self.make_if(cond, then_s, else_s), stack)
         return then_stack, then_end
+
+    def _leaving_guard(self, cond: ast.expr, t: Block, f: Block, then: WalkResult, orelse: WalkResult,
+                       ctx: Ctx, stop: FrozenSet[Block], plain: bool
+                       ) -> Optional[Tuple[ast.stmt, List[ast.stmt]]]:
+        """``if not c: return`` then the rest of a loop body, where the test falls into a
+        ``return``/``raise`` of its own and jumps on to the rest (3.10+ copy a ``break``'s
+        short closing ``return`` into the loop: ``while True: ...; if not s: break; ...``).
+
+        Walked up to where the arms meet, the rest goes back to the loop's start and the other
+        arm is empty, meeting the join only to leave there; written as ``if c: <rest>;
+        continue`` and the ``return`` after it, it compiles with the test's sense and the arms
+        swapped.  Returns the guard and the statements after it, or None."""
+        for (arm_s, arm_stack, _), (other_s, other_stack, other_end), arm, other, c in (
+                (then, orelse, t, f, negate(cond)), (orelse, then, f, t, cond)):
+            if arm_stack is not None or not arm_s or not isinstance(arm_s[-1], ast.Continue) \
+                    or other_s or other_stack is None or other_end is not other or not plain \
+                    or other.start > arm.start or len(other.preds) != 1 or other in stop \
+                    or ctx.loop is None or self.loop_jump(other, ctx) is not None:
+                continue
+            saved = self.save_state()
+            try:
+                tail_s, tail_stack, _ = self.walk(other, list(other_stack), ctx, stop)
+            except StructureError:
+                self.restore_state(saved)
+                continue
+            if tail_stack is None and tail_s and len(tail_s) <= 2 \
+                    and isinstance(tail_s[-1], (ast.Return, ast.Raise)):
+                return self.make_if(c, tail_s, []), arm_s
+            self.restore_state(saved)
+        return None
 
     def _has_try(self, t: Block, f: Block, ctx: Ctx) -> bool:
         """An arm starts a ``try``/``with`` statement (a handler other than the region's)."""
