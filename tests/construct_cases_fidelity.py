@@ -421,3 +421,33 @@ def run(func, key):
     func(d, key)
     return sorted(d)
 """, [("a",), ("z",)], driver="run")
+
+# ``if``/``else`` whose body is the arm the (compound or negated) test falls into: written in the
+# order the compiler laid the arms out, ``if not a or b: <first> else: <second>``.
+case("fidelity_if_else_arm_laid_out_first", r"""
+def f(section, default, sections):
+    if not section or section == default:
+        found = 'defaults'
+    else:
+        try:
+            found = sections[section]
+        except KeyError:
+            raise ValueError(section) from None
+    return found
+""", [("", "d", {}), ("d", "d", {}), ("s", "d", {"s": 1}), ("t", "d", {"s": 1})])
+
+case("fidelity_if_not_else_in_loop", r"""
+def f(items, allow):
+    out = []
+    for key, value in items:
+        if value is not None or not allow:
+            value = '=' + str(value).replace('\n', '\n\t')
+        else:
+            value = ''
+        if not key:
+            key = '?'
+        else:
+            key = key.upper()
+        out.append(key + value)
+    return out
+""", [([], True), ([("a", None), ("", 1), ("b", "x\ny")], True), ([("a", None)], False)])

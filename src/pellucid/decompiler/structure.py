@@ -921,7 +921,12 @@ class Structurer:
             raise StructureError("branches leave different stack depths")
         if any(a is not b and not same_expr(a, b) for a, b in zip(then_stack, else_stack)):
             raise StructureError("branches leave different values on the stack")
-        self.emit(out, self.make_if(cond, then_s, else_s), stack)
+        if then_s and else_s and self._arm_position(f, ctx) < self._arm_position(t, ctx):
+            # The compiler lays an ``if``'s body out first: the arm the test falls into
+            # (``if not a or b: x = 1 else: ...`` where the condition read ``a and not b``).
+            self.emit(out, self.make_if(negate(cond), else_s, then_s), stack)
+        else:
+            self.emit(out, self.make_if(cond, then_s, else_s), stack)
         return then_stack, then_end
 
     def _leaving_guard(self, cond: ast.expr, t: Block, f: Block, then: WalkResult, orelse: WalkResult,
