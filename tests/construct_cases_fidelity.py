@@ -451,3 +451,29 @@ def f(items, allow):
         out.append(key + value)
     return out
 """, [([], True), ([("a", None), ("", 1), ("b", "x\ny")], True), ([("a", None)], False)])
+
+# ``if c: raise ... elif d: ...``: 3.8/3.9 keep the unreachable jump that closed the body over
+# the ``elif``/``else``, so the clause is written as one (not as a guard and a new ``if``).
+case("fidelity_elif_after_raise", r"""
+def f(n, data):
+    if n < 1:
+        raise ValueError('empty')
+    elif n == 1:
+        x = data[0]
+        if x < 0:
+            raise ValueError(x)
+        return x
+    m = n + 1
+    return m
+""", [(0, []), (1, [5]), (1, [-5]), (3, [1, 2, 3])])
+
+case("fidelity_else_after_return_both_leave", r"""
+def f(a, b):
+    if isinstance(b, int):
+        if b == 1:
+            return a
+        else:
+            return float(a) ** float(b)
+    else:
+        return float(a) ** b
+""", [(2, 1), (2, 3), (2, 0.5)])
