@@ -477,3 +477,33 @@ def f(a, b):
     else:
         return float(a) ** b
 """, [(2, 1), (2, 3), (2, 0.5)])
+
+# ``except E: pass`` and ``return x`` after the statement: 3.11+ copy the ``return x`` behind the
+# clause's POP_EXCEPT.  Written inside the clause it would load ``x`` before the POP_EXCEPT.
+case("fidelity_return_after_try_copied_into_clause", r"""
+def f(obj, flag):
+    try:
+        obj.__final__ = flag
+    except (AttributeError, TypeError):
+        pass
+    return obj
+""", [({}, True), (type("T", (), {"__repr__": lambda s: "T"})(), False)])
+
+case("fidelity_try_returns_clause_falls_to_return", r"""
+def f(d, key, default=None):
+    try:
+        return d[key]
+    except KeyError:
+        d[key] = default
+    return default
+""", [({}, "a", 1), ({"a": 2}, "a", 3)])
+
+# A ``return x`` written in the clause stays there (loaded before the POP_EXCEPT).
+case("fidelity_return_in_clause_stays", r"""
+def f(obj):
+    try:
+        obj.x = 1
+    except AttributeError:
+        return obj
+    return 2
+""", [(1,), (type("T", (), {"__repr__": lambda s: "T"})(),)])
