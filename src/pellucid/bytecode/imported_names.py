@@ -10,7 +10,6 @@ differs.  :func:`import_bound_names` reads which names the original treated as i
 recompiler can declare them the same way.
 """
 import dis
-import sys
 import types
 from typing import Iterator, List, Set, Tuple
 

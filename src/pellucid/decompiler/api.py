@@ -8,7 +8,6 @@ raises :class:`~pellucid.errors.DecompileError` with the verdict.  :func:`decomp
 text of the form that was accepted, and says in a comment when none was.
 """
 import inspect
-import os
 import sys
 import time
 import types

@@ -37,7 +37,7 @@ import contextlib
 import os
 import re
 import threading
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from pellucid.decompiler.tree_nodes import CONTEXTS, all_nodes, child_nodes
 

@@ -38,7 +38,6 @@ import ast
 import contextlib
 import dis
 import os
-import sys
 import threading
 import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple

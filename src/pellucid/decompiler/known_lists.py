@@ -23,9 +23,9 @@ straight-line statements of its list, or when an index is out of range.
 seen), so what this pass writes is checked like any other output.
 """
 import ast
-from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
-from pellucid.decompiler.tree_nodes import all_nodes, child_nodes
+from pellucid.decompiler.tree_nodes import all_nodes
 
 
 class Bail(Exception):

@@ -25,7 +25,6 @@ process.  Inside ``debug()``:
 import os
 import sys
 import threading
-import types
 from typing import Any, Callable, Dict, List, Set
 
 from pellucid.dynamo.torch_features import find, warn

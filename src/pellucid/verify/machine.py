@@ -1938,10 +1938,6 @@ def _import_helper(side: "Side", contents: Tuple[Any, ...]) -> Optional[str]:
     return module
 
 
-def _push_negated(s: MState, res: Tuple[Term, ...]) -> None:
-    s.stack.append(("not", res[0]))
-
-
 def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: int) -> Optional[Event]:
     """``lst.append(v)`` / ``lst.extend(v)`` on an exact list: what LIST_APPEND / LIST_EXTEND do
     (same effect key when it is an effect), except that the call also pushes ``None``."""
