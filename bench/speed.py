@@ -6,7 +6,12 @@ Three measurements on the running Python:
    (``tests/swap/swap_targets.py``): functions per second, and the slowest ten;
 2. the ratio of that time to CPython's ``compile()`` of the same functions' source text
    (``inspect.getsource`` + ``textwrap.dedent``; functions without source, or whose source does
-   not compile alone, are left out of the ratio only);
+   not compile alone, are left out of the ratio only).  ``pellucid.decompile`` verifies by
+   default: it builds the structured form, compiles it back, checks it equivalent with
+   ``pellucid.verify`` and renders the text.  The wall-time figures (best of ``--repeat``) are
+   for that whole call; the CPU-time figures (``time.process_time``, median of ``--repeat``,
+   robust on a loaded machine) are given for it and for the decompile step alone
+   (``verify=False``: structuring, clean-up passes and unparse);
 3. linearity: synthetic functions of about 1k, 10k and 30k instructions (assignments mixed with
    ``if``/``else``, ``for`` and ``while``, built as source and compiled) are decompiled, and the
    time per instruction at the largest size is compared with the smallest.
@@ -67,6 +72,21 @@ def timed(call: Callable[[], Any], timeout: float = 0.0) -> Tuple[float, Optiona
     return elapsed, error
 
 
+def cpu_median(call: Callable[[], Any], repeat: int) -> Optional[float]:
+    """Median CPU seconds (``time.process_time``) of ``repeat`` calls; None when one raises."""
+    times = []
+    for _ in range(max(1, repeat)):
+        start = time.process_time()
+        try:
+            call()
+        except Exception:
+            return None
+        times.append(time.process_time() - start)
+    times.sort()
+    mid = len(times) // 2
+    return times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
+
+
 def best_of(call: Callable[[], Any], repeat: int, timeout: float) -> Tuple[float, Optional[BaseException]]:
     """The fastest of ``repeat`` timings (stops at the first error)."""
     best, error = timed(call, timeout)
@@ -97,6 +117,9 @@ class FunctionTiming:
     decompile: float
     compile: Optional[float]
     error: Optional[str]
+    decompile_cpu: Optional[float] = None  # the same call, CPU seconds
+    step_cpu: Optional[float] = None  # decompile(verify=False), CPU seconds
+    compile_cpu: Optional[float] = None
 
 
 @dataclass
@@ -115,8 +138,17 @@ class StdlibSpeed:
         compile_time = sum(c for _, c in pairs)
         return sum(d for d, _ in pairs) / compile_time if compile_time else None
 
+    def cpu_ratio(self, step: bool) -> Optional[float]:
+        """CPU time of decompile (``step``: with ``verify=False``) / CPU time of compile, over
+        the functions that have source and whose timings all succeeded."""
+        rows = [t for t in self.timings
+                if t.compile_cpu and t.decompile_cpu is not None and t.step_cpu is not None]
+        compile_time = sum(t.compile_cpu for t in rows)  # type: ignore[misc]
+        spent = sum((t.step_cpu if step else t.decompile_cpu) for t in rows)  # type: ignore[misc]
+        return spent / compile_time if compile_time else None
 
-def measure_stdlib(targets: Sequence[swap_targets.Target], decompile: Callable[[Any], str],
+
+def measure_stdlib(targets: Sequence[swap_targets.Target], decompile: Callable[..., str],
                    repeat: int, timeout: float) -> StdlibSpeed:
     """Time ``decompile`` and ``compile`` on every distinct function of ``targets``."""
     result = StdlibSpeed()
@@ -126,13 +158,19 @@ def measure_stdlib(targets: Sequence[swap_targets.Target], decompile: Callable[[
                 fn = record.function
                 elapsed, error = best_of(lambda: decompile(fn), repeat, timeout)
                 source = function_source(fn)
-                compile_time = None
+                compile_time = compile_cpu = None
+                decompile_cpu = step_cpu = None
+                if error is None:
+                    decompile_cpu = cpu_median(lambda: decompile(fn), repeat)
+                    step_cpu = cpu_median(lambda: decompile(fn, verify=False), repeat)
                 if source is not None:
                     filename = fn.__code__.co_filename
                     compile_time, _ = best_of(lambda: compile(source, filename, "exec"), repeat, 0)
+                    compile_cpu = cpu_median(lambda: compile(source, filename, "exec"), max(3, repeat))
                 result.timings.append(FunctionTiming(
                     record.key, _instruction_count(fn.__code__), elapsed, compile_time,
-                    None if error is None else f"{type(error).__name__}: {error}"))
+                    None if error is None else f"{type(error).__name__}: {error}",
+                    decompile_cpu, step_cpu, compile_cpu))
     return result
 
 
@@ -217,6 +255,12 @@ def report_stdlib(speed: StdlibSpeed, limit: float) -> List[str]:
     with_source = sum(1 for t in timings if t.compile)
     if ratio is not None:
         print(f"decompile / compile() time: {ratio:.1f}x (over the {with_source} functions with source)")
+    full_cpu, step_cpu = speed.cpu_ratio(step=False), speed.cpu_ratio(step=True)
+    if full_cpu is not None and step_cpu is not None:
+        rows = [t for t in timings if t.compile_cpu and t.decompile_cpu is not None and t.step_cpu is not None]
+        print(f"CPU time / compile() CPU time: decompile {full_cpu:.1f}x, decompile step alone "
+              f"(verify=False) {step_cpu:.1f}x (over {len(rows)} functions; "
+              f"compile() {sum(t.compile_cpu for t in rows):.2f} s CPU)")  # type: ignore[misc]
     print("slowest 10:")
     for t in sorted(timings, key=lambda t: -t.decompile)[:10]:
         note = f"  [{t.error[:60]}]" if t.error else ""

@@ -56,6 +56,13 @@ def f(xs):
     return sum(x for x in xs), any(x > 2 for x in xs), all(x for x in xs), max((x for x in xs if x < 3), default=None), tuple(x - 1 for x in xs)
 """, [([],), ([1, 2, 3],), ([0, 5],)])
 
+case("genexp_reduction_over_a_boolean_iterable", r"""
+def f(self_value, waiters, items):
+    # 3.14 inlines any/all/tuple of a generator: the iterable's own jump (``or``) is on both
+    # paths (asyncio.locks.Semaphore.locked)
+    return self_value == 0 or any(not w for w in (waiters or ())), all(x for x in (items and items[1:]) or [1]), tuple(v for v in (waiters if items else ()))
+""", [(0, None, []), (1, None, []), (1, [0, 1], [1, 2]), (1, [1], [0, 0]), (2, [], [5])])
+
 case("genexp_is_lazy", r"""
 def f(xs):
     log = []

@@ -381,6 +381,33 @@ def comprehension_cells():
     return f, [(torch.arange(6, dtype=torch.float32).reshape(2, 3),)]
 
 
+class _ArgumentCell(nn.Module):
+    # ``self`` is a cell (a comprehension reads it: a function of its own before 3.12) but the
+    # branch holding the comprehension is not taken, so Dynamo's transformed code never makes a
+    # closure -- yet keeps ``self`` a cell (MAKE_CELL), as transformers' DebertaModel.forward.
+    def __init__(self):
+        super().__init__()
+        self.z_steps = 1
+        self.weight = nn.Parameter(torch.linspace(-1.0, 1.0, 3))
+
+    def lin(self, x):
+        return x * self.weight
+
+    def forward(self, x, scale=None):
+        scale = scale if scale is not None else 2.0
+        y = self.lin(x) * scale
+        if self.z_steps > 1:
+            layers = [self.lin for _ in range(self.z_steps)]
+            for layer in layers[1:]:
+                y = layer(y)
+        return y
+
+
+@program
+def argument_cell_unused():
+    return _ArgumentCell(), [(_t(1, 2, 3),), (_t(-1, 0, 4), 0.5)]
+
+
 class _AppendingFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, seen, doubled, n):

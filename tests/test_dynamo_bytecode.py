@@ -29,7 +29,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import pellucid  # noqa: E402
-from pellucid.decompiler.recompile import recompile_full  # noqa: E402
+from pellucid.decompiler.recompile import CELLS, recompile_full  # noqa: E402
 
 from dynamo_programs import COMPILES_NOTHING, PROGRAMS  # noqa: E402
 
@@ -141,7 +141,9 @@ def test_dynamo_program(name):
 
     def use_pellucid(old, new):
         try:
-            result = recompile_full(new)
+            # (with the original's cells, as prepare_debug recompiles: Dynamo refuses a code
+            # object whose cell variables differ from the frame's)
+            result = recompile_full(new, keep_locals=CELLS)
         except Exception as e:  # Dynamo would swallow it and run eagerly: report it instead
             errors.append("%s: %s: %s" % (new.co_name, type(e).__name__, e))
             return None

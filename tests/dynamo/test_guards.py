@@ -479,3 +479,42 @@ def test_tally_saw_hits_and_misses():
     # runs last in this module: the comparisons above saw both answers many times
     print("guard comparisons: %d hits, %d misses" % (TALLY.hits, TALLY.misses))
     assert TALLY.hits >= 10 and TALLY.misses >= 20, (TALLY.hits, TALLY.misses)
+
+
+def test_kept_trees_render_what_a_fresh_read_renders(monkeypatch):
+    """A recompilation's diagnosis and the dump render the same guard manager: through
+    ``render_guard``'s ``trees`` the tree is read once, and each name's rendering is what a
+    fresh read renders (source, checks and bound objects), for every entry of a recompiled
+    function."""
+    def f(x, n):
+        return x * n + 1
+
+    cf = torch.compile(f, backend="eager")
+    for n in (1, 2, 3):
+        cf(torch.ones(2), n)
+    entries = _entries(f)
+    assert len(entries) >= 2
+    trees: Dict[int, Any] = {}
+    fresh = {}
+    for i, e in enumerate(entries):
+        for name in ("guard", "guard_f_%d" % i):
+            fresh[(i, name)] = render_guard(e.guard_manager, name)
+    reads: List[Any] = []
+    original = guard_tree.read_guard_tree
+    import pellucid.dynamo.guard_render as guard_render_module
+
+    def counted(gm: Any) -> Any:
+        reads.append(gm)
+        return original(gm)
+    monkeypatch.setattr(guard_render_module, "read_guard_tree", counted)
+    for _ in range(2):
+        for i, e in enumerate(entries):
+            for name in ("guard", "guard_f_%d" % i):
+                kept = render_guard(e.guard_manager, name, trees=trees)
+                want = fresh[(i, name)]
+                assert kept.source == want.source and kept.name == name
+                assert [c.text for c in kept.checks] == [c.text for c in want.checks]
+                assert kept.namespace.keys() == want.namespace.keys()
+                probe = _locals(f, torch.ones(2), i + 1)
+                assert evaluate(kept, probe) == e.guard_manager.check(probe)
+    assert len(reads) == len(entries)  # one read per guard manager, however often rendered

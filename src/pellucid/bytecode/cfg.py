@@ -144,7 +144,7 @@ class CFG:
         exits = [b for b in self.blocks if not b.succs]
         order = _reverse_postorder(exits, lambda b: b.preds)
         ip = _immediate_dominators(order, exits, lambda b: b.succs)
-        self.ipdom = {b: ip.get(b) for b in self.blocks}
+        self.ipdom = _Forest((b, ip.get(b)) for b in self.blocks)
 
     def _dominators(self) -> None:
         """Dominators over normal and exception edges: a handler is reached from the blocks it
@@ -196,6 +196,8 @@ class CFG:
         if a is None or b is None:
             return None
         da, db = _depth(self.ipdom, a, self._pdom_depth), _depth(self.ipdom, b, self._pdom_depth)
+        if not self.ipdom.changed:
+            return _lowest_common(self.ipdom, a, b, da, db)
         x: Optional[Block] = a
         y: Optional[Block] = b
         while da > db:
@@ -207,6 +209,55 @@ class CFG:
                 return None
             x, y = self.ipdom.get(x), self.ipdom.get(y)
         return x
+
+
+class _Forest(dict):  # type: ignore[type-arg]
+    """A (post-)dominator forest, child -> parent, that notes being changed once built (the
+    jump tables of :func:`_lowest_common` are kept on it and hold only while it is not)."""
+
+    changed = False
+    jumps: Optional[List[Dict[Block, Optional[Block]]]] = None
+
+    def __setitem__(self, key: Block, value: Optional[Block]) -> None:
+        self.changed = True
+        dict.__setitem__(self, key, value)
+
+
+def _lowest_common(parent: _Forest, a: Block, b: Block, da: int, db: int) -> Optional[Block]:
+    """The nearest common ancestor-or-self of ``a`` and ``b`` (depths ``da``, ``db``) in
+    ``parent``, None when they are in different trees: by jumps of 2**k ancestors (climbing one
+    by one was quadratic in long chains of statements, whose forest is as deep as the code is
+    long)."""
+    jumps = parent.jumps
+    if jumps is None:
+        jumps = parent.jumps = [dict(parent)]
+        while len(jumps) < 24:
+            last = jumps[-1]
+            nxt = {k: (last.get(v) if v is not None else None) for k, v in last.items()}
+            if not any(v is not None for v in nxt.values()):
+                break
+            jumps.append(nxt)
+    x: Optional[Block] = a
+    y: Optional[Block] = b
+    if da < db:
+        x, y, da, db = b, a, db, da
+    diff, k = da - db, 0
+    while diff and x is not None:
+        if diff & 1:
+            x = jumps[k].get(x) if k < len(jumps) else None
+        diff >>= 1
+        k += 1
+    if x is y:
+        return x
+    if x is None or y is None:
+        return None
+    for level in reversed(jumps):
+        px, py = level.get(x), level.get(y)
+        if px is not py:
+            x, y = px, py  # type: ignore[assignment]
+            if x is None or y is None:
+                return None
+    return parent.get(x)  # type: ignore[arg-type]
 
 
 def _depth(parent: Dict[Block, Optional[Block]], b: Block, memo: Dict[Block, int]) -> int:
@@ -246,6 +297,90 @@ def _reverse_postorder(roots: List[Block], edges: Callable[[Block], List[Block]]
 
 
 def _immediate_dominators(order: List[Block], roots: List[Block],
+                          preds: Callable[[Block], List[Block]]) -> Dict[Block, Optional[Block]]:
+    """Immediate dominators over ``order`` (a reverse postorder from ``roots``; several roots
+    share one virtual root, which maps to ``None``): Lengauer-Tarjan for large graphs, whose
+    time does not grow with the tree's depth (the iterative algorithm climbs the tree at every
+    join: quadratic when many exits -- each handler's re-raise -- meet a long chain of
+    statements under the virtual root); both give the one dominator tree."""
+    if len(order) > _ITERATIVE_UP_TO:
+        return _lengauer_tarjan(order, roots, preds)
+    return _iterative_dominators(order, roots, preds)
+
+
+_ITERATIVE_UP_TO = 256  # blocks
+
+
+def _lengauer_tarjan(order: List[Block], roots: List[Block],
+                     preds: Callable[[Block], List[Block]]) -> Dict[Block, Optional[Block]]:
+    """(see :func:`_immediate_dominators`) the simple version, path compression without
+    balancing: O(n log n).  Index 0 is the virtual root."""
+    members = set(order)
+    succs: Dict[Block, List[Block]] = {b: [] for b in order}
+    for b in order:
+        for p in preds(b):
+            if p in members:
+                succs[p].append(b)
+    num: Dict[Block, int] = {}
+    vertex: List[Optional[Block]] = [None]
+    parent: List[int] = [-1]
+    stack = [(r, 0) for r in reversed(roots)]
+    while stack:
+        v, p = stack.pop()
+        if v in num:
+            continue
+        num[v] = len(vertex)
+        vertex.append(v)
+        parent.append(p)
+        n = num[v]
+        for w in reversed(succs[v]):
+            if w not in num:
+                stack.append((w, n))
+    size = len(vertex)
+    root_nums = set(num[r] for r in roots if r in num)
+    pred_nums: List[List[int]] = [[]] + [
+        [num[p] for p in preds(vertex[w]) if p in num] + ([0] if w in root_nums else [])  # type: ignore[arg-type]
+        for w in range(1, size)]
+    semi = list(range(size))
+    label = list(range(size))
+    ancestor = [-1] * size
+    idom = [0] * size
+    bucket: List[List[int]] = [[] for _ in range(size)]
+
+    def evaluate(v: int) -> int:
+        if ancestor[v] == -1:
+            return v
+        path = []
+        u = v
+        while ancestor[ancestor[u]] != -1:
+            path.append(u)
+            u = ancestor[u]
+        for u in reversed(path):
+            a = ancestor[u]
+            if semi[label[a]] < semi[label[u]]:
+                label[u] = label[a]
+            ancestor[u] = ancestor[a]
+        return label[v]
+
+    for w in range(size - 1, 0, -1):
+        for v in pred_nums[w]:
+            u = evaluate(v)
+            if semi[u] < semi[w]:
+                semi[w] = semi[u]
+        bucket[semi[w]].append(w)
+        pw = parent[w]
+        ancestor[w] = pw
+        for v in bucket[pw]:
+            u = evaluate(v)
+            idom[v] = u if semi[u] < semi[v] else pw
+        bucket[pw] = []
+    for w in range(1, size):
+        if idom[w] != semi[w]:
+            idom[w] = idom[idom[w]]
+    return {b: vertex[idom[num[b]]] for b in order}
+
+
+def _iterative_dominators(order: List[Block], roots: List[Block],
                           preds: Callable[[Block], List[Block]]) -> Dict[Block, Optional[Block]]:
     """Cooper-Harvey-Kennedy over ``order`` (a reverse postorder from ``roots``).
 

@@ -39,6 +39,20 @@ def _from_table(code: types.CodeType, raw: List[dis.Instruction],
     instructions have (see :mod:`pellucid.bytecode.hidden_slots`)."""
     out: Dict[int, HandlerInfo] = {}
     entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
+    ordered = all(a.end <= b.start for a, b in zip(entries, entries[1:]))
+    if ordered and all(a.offset < b.offset for a, b in zip(raw, raw[1:])):
+        # CPython writes the entries sorted and disjoint: walk both in step (the scan of every
+        # entry for every instruction was quadratic in functions of many ``try`` statements)
+        k = 0
+        for r in raw:
+            while k < len(entries) and entries[k].end <= r.offset:
+                k += 1
+            if k == len(entries):
+                break
+            e = entries[k]
+            if e.start <= r.offset:
+                out[r.offset] = (e.target, depths.get(e.target, e.depth), bool(e.lasti))
+        return out
     for r in raw:
         for e in entries:
             if e.start <= r.offset < e.end:

@@ -54,17 +54,34 @@ def _fast_path_start(raw: List[dis.Instruction], k: int, index: dict) -> int:
         if raw[j].opname != acc or raw[j].arg != 0:
             return -1
         j += 1
-    # the generator is made the same way on both paths, up to and including ``CALL 0``
+    # the generator is made the same way on both paths, up to and including ``CALL 0``; a jump
+    # inside that code (``xs or ()``) goes to the same place of its own path
     s = slow + 1
-    while s + 1 < len(raw) and j < len(raw) and _same(raw[s], raw[j]):
+    start_s, start_j = s, j
+    inner_jumps = []  # (target index on the slow path, on the fast path)
+    while s + 1 < len(raw) and j < len(raw) and _same_but_target(raw[s], raw[j]):
+        if raw[s].opname in _JUMPS:
+            inner_jumps.append((index.get(raw[s].argval, -1), index.get(raw[j].argval, -1)))
         if raw[s].opname == "CALL" and raw[s].arg == 0 and raw[s + 1].opname == "CALL" \
                 and raw[s + 1].arg == 1:
             # (the generator's call; the fast path iterates it next)
             nxt = raw[j + 1] if j + 1 < len(raw) else None
-            return slow if nxt is not None and nxt.opname in ("FOR_ITER", "PUSH_NULL") else -1
+            if nxt is None or nxt.opname not in ("FOR_ITER", "PUSH_NULL"):
+                return -1
+            if any(not (start_s < ts <= s and tj - start_j == ts - start_s) for ts, tj in inner_jumps):
+                return -1
+            return slow
         s += 1
         j += 1
     return -1
+
+
+def _same_but_target(a: dis.Instruction, b: dis.Instruction) -> bool:
+    """``a`` and ``b`` are the same instruction, or jumps of the same kind (whose targets the
+    caller compares: ``argval`` is an absolute offset)."""
+    if a.opname in _JUMPS:
+        return a.opname == b.opname
+    return _same(a, b)
 
 
 def fold_inlined_calls(code: types.CodeType, raw: List[dis.Instruction]) -> List[dis.Instruction]:

@@ -97,6 +97,12 @@ def unit_positions(code: types.CodeType) -> List[Any]:
     return list(_shared_result("positions", code, _co_positions))
 
 
+def shared_unit_positions(code: types.CodeType) -> List[Any]:
+    """:func:`unit_positions` without the copy, for a reader that only looks (a copy per
+    lookup was quadratic in functions of many ``try`` statements, each looking up one)."""
+    return _shared_result("positions", code, _co_positions)  # type: ignore[no-any-return]
+
+
 def _co_positions(code: types.CodeType) -> List[Any]:
     return list(code.co_positions())  # type: ignore[attr-defined]
 

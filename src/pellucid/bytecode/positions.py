@@ -11,7 +11,7 @@ import types
 from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.bytecode.features import COLUMN_POSITIONS
-from pellucid.bytecode.normalize import unit_positions
+from pellucid.bytecode.normalize import shared_unit_positions, unit_positions
 
 
 Position = Tuple[int, Optional[int], Optional[int], Optional[int]]
@@ -116,5 +116,6 @@ def nop_line_before(code: types.CodeType, offset: int) -> Optional[int]:
     # offset past the code's end)
     if at < 0 or at >= len(code.co_code) or code.co_code[at] != _NOP:
         return None
-    position = position_at(position_units(code), at)
+    units = shared_unit_positions(code) if COLUMN_POSITIONS else position_units(code)
+    position = position_at(units, at)
     return position[0] if position is not None else None

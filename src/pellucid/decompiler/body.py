@@ -80,6 +80,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.break_cuts: Dict[Block, Tuple[int, Block]] = {}
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}
+        # (protected.py: blocks grouped by handler, built at first use, once per decompile)
+        self._protected_sets: Optional[Dict[int, Any]] = None
+        self._by_handler: Optional[Dict[Any, List[Block]]] = None
+        self._first_handler: Optional[Dict[int, Any]] = None
+        self._by_handler_sets: Optional[Dict[Any, Any]] = None
         self._absorb: Dict[int, str] = {}
         self._finally_bodies: Dict[int, List[ast.stmt]] = {}
         self.pending: Dict[int, List[ast.expr]] = {}

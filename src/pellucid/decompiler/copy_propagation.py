@@ -276,12 +276,18 @@ class _Function:
 
     def __init__(self, fn: ast.AST) -> None:
         self.fn = fn
-        self.scope = _Scope(fn)
         self.counter = 0
         self.taken: Optional[Set[str]] = None
 
     def run(self) -> None:
         body = self.fn.body  # type: ignore[attr-defined]
+        if not any(type(n) is ast.Name and n.id.startswith("__pellucid_t")  # type: ignore[attr-defined]
+                   for n in all_nodes(self.fn)):
+            # No temporary anywhere in it (most functions): no rewrite applies, and the scope
+            # facts and per-round indexes (a third of the decompile step) are not needed
+            _merge_deletes(body)
+            return
+        self.scope = _Scope(self.fn)
         self._fold_lists()
         # A bound on the rounds: each one that changes something removes a temporary.
         for _ in range(sum(1 for n in all_nodes(self.fn) if type(n) is ast.Name
@@ -326,6 +332,10 @@ class _Function:
         self.bound_before: Dict[int, FrozenSet[str]] = {}
         self.positions: Dict[int, Dict[int, int]] = {}
         self.keep: List[ast.AST] = []  # statements removed this round (their ids stay unique)
+        # Most functions delete no name: then no statement's deletions need a walk of its own
+        # (one per statement and again per enclosing statement: quadratic in nesting depth)
+        self.deletes = any(type(n) is ast.Name and isinstance(n.ctx, ast.Del)
+                           for n in all_nodes(self.fn))
         self._walk_body(self.fn.body, (), frozenset(self.scope.params))  # type: ignore[attr-defined]
 
     def _walk_body(self, body: List[ast.stmt], path: Path, bound: FrozenSet[str]) -> None:
@@ -348,12 +358,12 @@ class _Function:
         lists: List[Tuple[List[ast.stmt], FrozenSet[str]]] = []
         inner = bound
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-            inner = bound - _deleted_in(stmt)  # (a later iteration may follow a deletion)
+            inner = bound - self._deleted(stmt)  # (a later iteration may follow a deletion)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             inner = bound | frozenset(n for item in stmt.items if item.optional_vars is not None
                                       for n in _target_names(item.optional_vars))
         elif isinstance(stmt, _TRIES):
-            inner = bound - _deleted_in(stmt)  # (handlers and finally: any point of the body)
+            inner = bound - self._deleted(stmt)  # (handlers and finally: any point of the body)
         for name in stmt._fields:
             value = getattr(stmt, name, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
@@ -388,9 +398,12 @@ class _Function:
                     else:
                         self.stores[n.id] = 2  # (deleted: never followed)
 
+    def _deleted(self, stmt: ast.stmt) -> FrozenSet[str]:
+        return _deleted_in(stmt) if self.deletes else _NONE
+
     def _after(self, stmt: ast.stmt, bound: FrozenSet[str]) -> FrozenSet[str]:
         """Names certainly bound once ``stmt`` ran to its end."""
-        dels = _deleted_in(stmt)
+        dels = self._deleted(stmt)
         new: Set[str] = set()
         if isinstance(stmt, _SIMPLE):
             for node, cond in _order(stmt):
@@ -398,6 +411,8 @@ class _Function:
                     new.add(node.id)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             new.add(stmt.name)
+        if not dels and new <= bound:
+            return bound  # (nothing changes: no copy, which made long bodies quadratic)
         return (bound - dels) | frozenset(n for n in new if n not in dels)
 
     def _position(self, body: List[ast.stmt], stmt_id: int) -> int:

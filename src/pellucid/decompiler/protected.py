@@ -19,6 +19,7 @@ from pellucid.bytecode.neutral_ops import TERMINAL
 from pellucid.bytecode.positions import nop_line_before
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.stop_sets import group_stop
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
 from pellucid.decompiler.structure import Ctx, past_lone_jumps
 
@@ -86,7 +87,18 @@ class ProtectedBuilder:
         return chain[0] if chain else None
 
     def protected_set(self, target: int) -> FrozenSet[Block]:
-        return frozenset(b for b in self.cfg.blocks if target in self.handler_chain(b))
+        sets = self._protected_sets
+        if sets is None:
+            # every handler's set in one pass over the blocks (one pass per handler was
+            # quadratic in functions of many ``try`` statements); each set is built in block
+            # order, as one pass for it alone would
+            members: Dict[int, List[Block]] = {}
+            for b in self.cfg.blocks:
+                for t in self.handler_chain(b):
+                    members.setdefault(t, []).append(b)
+            sets = self._protected_sets = {t: frozenset(bs) for t, bs in members.items()}
+        found = sets.get(target)
+        return found if found is not None else frozenset()
 
     def private_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Union[bool, List[ast.stmt]]:
         """Whether ``block`` starts a path that only leaves the function or loop (``return`` in a
@@ -432,12 +444,32 @@ class ProtectedBuilder:
                 return body, None, None
         return body, body_stack, exit_block
 
+    @property
+    def _handler_groups(self) -> Dict[Any, FrozenSet[Block]]:
+        found = self._by_handler_sets
+        if found is None:
+            found = self._by_handler_sets = {}
+        return found
+
+    def blocks_by_handler(self) -> Dict[Any, List[Block]]:
+        """The blocks of each innermost handler (None: no handler), each list in block order:
+        one pass over the blocks instead of one per ``try`` statement (quadratic in functions
+        of many of them)."""
+        found = self._by_handler
+        if found is None:
+            found = self._by_handler = {}
+            for b in self.cfg.blocks:
+                found.setdefault(b.handler, []).append(b)
+        return found
+
     def handler_entry_stack(self, level: int, stack: List[Any]) -> List[Any]:
-        h = None
-        for b in self.cfg.blocks:
-            if b.handler is not None and b.handler.target == level:
-                h = b.handler
-                break
+        firsts = self._first_handler
+        if firsts is None:  # (the first block's handler of each target, in one pass)
+            firsts = self._first_handler = {}
+            for b in self.cfg.blocks:
+                if b.handler is not None:
+                    firsts.setdefault(b.handler.target, b.handler)
+        h = firsts.get(level)
         depth = h.depth if h is not None else len(stack)
         base = list(stack[:depth])
         if self.legacy_exceptions:
@@ -856,7 +888,11 @@ class ProtectedBuilder:
                 != ["COPY", "POP_EXCEPT", "RERAISE"]:
             return frozenset()
         around = cleanup.outer
-        return frozenset(b for b in self.cfg.blocks if b is not hblock and b.handler == around)
+        groups = self._handler_groups
+        members = groups.get(around)
+        if members is None:
+            members = groups[around] = frozenset(self.blocks_by_handler().get(around, ()))
+        return group_stop(members, hblock)  # type: ignore[return-value]
 
     def _beyond_pop_except(self, hblock: Block) -> FrozenSet[Block]:
         """(Up to 3.10) see :meth:`_beyond_handler`."""

@@ -207,12 +207,16 @@ def _declare_locals(fn: ast.FunctionDef, code: types.CodeType, cells_only: bool 
     args = set(code.co_varnames[:_nargs(code)])
     cells = [n for n in code.co_cellvars if n not in code.co_freevars]
     names += [n for n in cells if n not in args and n not in names]
-    if not names:
+    # (an argument that is a cell -- ``self`` read in a comprehension on <= 3.11 -- needs no
+    # assignment, only the lambda naming it)
+    if not names and not cells:
         return
     # ``if False:`` is never compiled to instructions, but (3.10+) its names get local slots in
     # the order they appear, which is all this statement is for.
-    targets: List[ast.expr] = [ast.Name(n, ast.Store()) for n in names]
-    stmts: List[ast.stmt] = [ast.Assign(targets, ast.Constant(None))]
+    stmts: List[ast.stmt] = []
+    if names:
+        targets: List[ast.expr] = [ast.Name(n, ast.Store()) for n in names]
+        stmts.append(ast.Assign(targets, ast.Constant(None)))
     if cells:
         no_args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
                                 kw_defaults=[], kwarg=None, defaults=[])
@@ -220,8 +224,8 @@ def _declare_locals(fn: ast.FunctionDef, code: types.CodeType, cells_only: bool 
         stmts.append(ast.Expr(ast.Lambda(no_args, refs)))
     layout = ast.If(ast.Constant(False), stmts, [])
     if cells_only:
-        layout._pellucid_note = "never runs: makes %s cell%s, as in the original" % (  # type: ignore[attr-defined]
-            _listed(cells), "s" if len(cells) > 1 else "")
+        layout._pellucid_note = "never runs: makes %s, as in the original" % (  # type: ignore[attr-defined]
+            _listed(cells) + (" cells" if len(cells) > 1 else " a cell"))
     body = fn.body
     at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str) else 0

@@ -47,6 +47,11 @@ _RESUME_LINE = re.compile(r"_at_(\d+)$")
 _RESUME_OFFSET = re.compile(r"^__resume_at_(\d+)_\d+$")
 
 
+def guard_name(ident: str, index: int) -> str:
+    """The name of the guard function of cache entry ``index`` of the frame ``ident``."""
+    return "guard_%s_%d" % (ident, index)
+
+
 def compile_id_of(metadata: Dict[str, Any]) -> Optional[str]:
     """``"frame/compile"`` as Dynamo prints compile ids, from a structured-trace record."""
     if "frame_id" in metadata and "frame_compile_id" in metadata:
@@ -98,6 +103,9 @@ class Capturer:
         self._recompile_stacks: Dict[str, List[Any]] = {}
         #: (compile id, Dynamo's text of a guard) -> the user stack that made the guard
         self.guard_stacks: Dict[Tuple[str, str], Any] = {}
+        #: id(guard manager) -> (it, its guard tree): read to explain a recompilation, and
+        #: rendered again for the dump without reading it twice
+        self.guard_trees: Dict[int, Tuple[Any, Any, Dict[str, Any]]] = {}
         self.dump_dir_lost = False
         self.namer = namer_for(files.dump_dir)
         self._idents: Dict[str, Any] = {}  # ident -> the frame holding it, in this capture
@@ -282,10 +290,23 @@ class Capturer:
         frame = self.capture.frames.get(id(original))
         root = frame.root if frame is not None and frame.root is not None else frame
         stack = self._recompile_stacks.get(compile_id)
+        names: Dict[int, str] = {}
+        if frame is not None:
+            # the name the dump gives each entry's guard (prepare_debug._fill_entries), so that
+            # the guard rendered here is the one the dump writes
+            index = {}
+            for k, t in enumerate(frame.transforms):
+                index[id(t.transformed)] = k
+                if t.replacement is not None:
+                    index[id(t.replacement)] = k
+            for e in missed:
+                k = index.get(id(getattr(e, "code", None)))
+                if k is not None and getattr(e, "guard_manager", None) is not None:
+                    names[id(e.guard_manager)] = guard_name(frame.ident, k)
         self._diagnoses[compile_id] = explain.diagnose(
             compile_id, "", [(str(getattr(e, "compile_id", "?")), e.guard_manager) for e in missed
                              if getattr(e, "guard_manager", None) is not None],
-            f_locals, _places(root, original), stack, self.guard_stacks)
+            f_locals, _places(root, original), stack, self.guard_stacks, self.guard_trees, names)
 
     @staticmethod
     def _current_compile_id() -> Optional[str]:

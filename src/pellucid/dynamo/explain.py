@@ -320,10 +320,15 @@ def _installed_by(leaf: Any, entry_id: str, places: Sequence[Place],
 
 def diagnose(compile_id: str, reason: str, missed: List[Tuple[str, Any]], f_locals: Dict[str, Any],
              frame_file: Union[str, Sequence[Place]], user_stack: Optional[List[SourceLine]] = None,
-             guard_stacks: Optional[Dict[Tuple[str, str], Any]] = None) -> Recompilation:
+             guard_stacks: Optional[Dict[Tuple[str, str], Any]] = None,
+             trees: Optional[Dict[int, Tuple[Any, Any, Dict[str, Any]]]] = None,
+             guard_names: Optional[Dict[int, str]] = None) -> Recompilation:
     """A :class:`Recompilation` for compile ``compile_id``: ``missed`` are the earlier entries
     as (compile id, guard manager), in the order Dynamo tried them; the first whose rendered
-    guard fails on ``f_locals`` is explained.  Never raises (what failed goes to ``note``)."""
+    guard fails on ``f_locals`` is explained.  Never raises (what failed goes to ``note``).
+    ``trees``: guard trees already read and rendered, and a place for the ones read here
+    (:func:`pellucid.dynamo.guard_render.render_guard`); ``guard_names`` (``id`` of a guard
+    manager -> name): the name to render a guard under (the dump's, so that it renders once)."""
     from pellucid.dynamo.guard_render import failing_check, render_guard
 
     places: List[Place] = [(frame_file, None, None)] if isinstance(frame_file, str) \
@@ -332,7 +337,8 @@ def diagnose(compile_id: str, reason: str, missed: List[Tuple[str, Any]], f_loca
     notes = []
     for entry_id, guard_manager in missed:
         try:
-            rendered = render_guard(guard_manager, "guard")
+            name = (guard_names or {}).get(id(guard_manager), "guard")
+            rendered = render_guard(guard_manager, name, trees=trees)
         except Exception as exc:  # noqa: BLE001 - one entry we cannot explain
             notes.append("the guard of entry %s could not be rendered: %s" % (entry_id, exc))
             continue

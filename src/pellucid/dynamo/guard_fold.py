@@ -112,12 +112,14 @@ def _tree(lines: List[str], lo: int, hi: int) -> List[_Node]:
     return roots
 
 
-def _tokens(line: str) -> List[str]:
+@lru_cache(maxsize=8192)
+def _tokens(line: str) -> Tuple[str, ...]:
     """A line's tokens; a value's comment line (``# <expr>  (<type>, via <accessor>)``) is read
-    as code after its ``# ``, so the keys in it can come from the table too."""
+    as code after its ``# ``, so the keys in it can come from the table too.  (Kept: the
+    layers of a model repeat their lines, in one guard and across guards.)"""
     if line.startswith("# ") and _NODE.match(_BODY + line):
-        return ["# "] + _TOKEN.findall(line[2:])
-    return _TOKEN.findall(line)
+        return ("# ",) + tuple(_TOKEN.findall(line[2:]))
+    return tuple(_TOKEN.findall(line))
 
 
 def _template(group: Sequence[List[str]]) -> Optional[Tuple[List[List[str]], List[List[str]]]]:
@@ -224,9 +226,7 @@ def _loop(group_lines: Sequence[List[str]], names_used: str, expr: str) -> Optio
 
 def _similar(a: _Node, b: _Node) -> bool:
     """A cheap first test: the same number of lines and of nested values."""
-    def shape(n: _Node) -> Tuple[int, int]:
-        return (n.end - n.start, len(n.children))
-    return shape(a) == shape(b)
+    return a.end - a.start == b.end - b.start and len(a.children) == len(b.children)
 
 
 def fold(source: str) -> Tuple[str, int]:
@@ -307,13 +307,26 @@ _CODE = re.compile(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^#])*""")
 
 def _split_comment(line: str) -> Tuple[str, str]:
     """(code, comment) of a line: the comment starts at the first ``#`` outside a string."""
+    at = line.find("#")
+    if at < 0:
+        return line, ""  # (every character is code: what :data:`_CODE` matches, all of it)
+    if "'" not in line[:at] and '"' not in line[:at]:
+        return line[:at], line[at:]  # (no string can start before the first ``#``)
     at = _CODE.match(line).end()  # type: ignore[union-attr]
     return line[:at], line[at:]
 
 
+@lru_cache(maxsize=8192)
+def _code_tokens(line: str) -> Tuple[str, ...]:
+    """The tokens of a line's code (:func:`_split_comment`).  Kept: the guards of a model's
+    layers share most of their lines, and each line is read once per name put back."""
+    return tuple(_TOKEN.findall(_split_comment(line)[0]))
+
+
+@lru_cache(maxsize=8192)
 def _in_code(line: str, old: str, new: str) -> str:
     """``_replace_at_boundaries`` in the code of a line, outside its strings; its comment left
-    as it is."""
+    as it is.  (Kept, like :func:`_code_tokens`: the layers' guards repeat lines and values.)"""
     if old not in line:  # (the common case, and the same answer: nothing to replace)
         return line
     code, comment, spans = _code_parts(line)
@@ -329,6 +342,7 @@ def _code_parts(line: str) -> Tuple[str, str, Tuple[Tuple[int, int], ...]]:
     return code, comment, tuple(_string_spans(code))
 
 
+@lru_cache(maxsize=8192)
 def _name_back(line: str, name: str, expr: str) -> str:
     """The line with the name token ``name`` (never text inside a string or a comment) read
     as ``expr`` again."""
@@ -465,7 +479,7 @@ def name_values(source: str) -> str:
             continue
         bound = len(bindings)
         while True:
-            read = [order[tok] for tok in _TOKEN.findall(_split_comment(line)[0]) if tok in order]
+            read = [order[tok] for tok in _code_tokens(line) if tok in order]
             i = max((j for j in read if j < bound), default=-1)
             if i < 0:
                 break

@@ -85,16 +85,32 @@ def evaluate(rendered: RenderedGuard, f_locals: Dict[str, Any],
 
 
 def render_guard(guard_manager: Any, name: str = "guard_0",
-                 shared_names: Optional[Dict[str, Any]] = None) -> RenderedGuard:
+                 shared_names: Optional[Dict[str, Any]] = None,
+                 trees: Optional[Dict[int, Tuple[Any, GuardTree, Dict[str, RenderedGuard]]]] = None
+                 ) -> RenderedGuard:
     """Render a cache entry's ``guard_manager`` as ``def <name>(L, G) -> bool``.
 
     ``shared_names`` (name -> object) lets several guards written into one file avoid binding
-    one name to two different objects; it is updated with this guard's names.
+    one name to two different objects; it is updated with this guard's names.  ``trees``
+    (``id`` of a guard manager -> (that manager, its tree, its renderings by name)) keeps the
+    trees read and the guards rendered (without ``shared_names``), for a guard wanted twice (to
+    explain a recompilation, then for the dump): Dynamo builds a guard manager once and does
+    not change it, rendering only reads the tree, and a :class:`RenderedGuard` is only read.
 
     >>> r = render_guard(entry.guard_manager, "guard_0")   # doctest: +SKIP
     >>> print(r.source)                                     # doctest: +SKIP
     """
-    return render_tree(read_guard_tree(guard_manager), name, shared_names)
+    if trees is None:
+        return render_tree(read_guard_tree(guard_manager), name, shared_names)
+    known = trees.get(id(guard_manager))
+    if known is None or known[0] is not guard_manager:
+        known = trees[id(guard_manager)] = (guard_manager, read_guard_tree(guard_manager), {})
+    if shared_names is not None:
+        return render_tree(known[1], name, shared_names)
+    rendered = known[2].get(name)
+    if rendered is None:
+        rendered = known[2][name] = render_tree(known[1], name)
+    return rendered
 
 
 def render_tree(tree: GuardTree, name: str = "guard_0",

@@ -17,7 +17,7 @@ import types
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from pellucid.dynamo import dump_runtime, full_code, graph_files, index
-from pellucid.dynamo.capture import Capturer
+from pellucid.dynamo.capture import Capturer, guard_name
 from pellucid.dynamo.dump_files import DumpFiles
 from pellucid.dynamo.model import Capture, CacheEntry, CompiledFrame
 from pellucid.dynamo.torch_features import find, warn
@@ -121,14 +121,15 @@ def _cache_entries(frame: CompiledFrame) -> List[object]:
     return list(entries(frame.code))
 
 
-def _render_guard(guard_manager: object, name: str, entry: CacheEntry) -> None:
+def _render_guard(guard_manager: object, name: str, entry: CacheEntry,
+                  trees: Optional[Dict[int, Tuple[Any, Any, Dict[str, Any]]]] = None) -> None:
     try:
         from pellucid.dynamo.guard_render import render_guard
     except ImportError as exc:
         entry.guard_error = "guard rendering unavailable: %s" % exc
         return
     try:
-        rendered = render_guard(guard_manager, name)
+        rendered = render_guard(guard_manager, name, trees=trees)
     except Exception as exc:
         entry.guard_error = "%s: %s" % (type(exc).__name__, exc)
         return
@@ -141,7 +142,8 @@ def write_dump(capturer: Capturer, files: DumpFiles) -> None:
     """Render the completed capture into files (each step guarded on its own)."""
     capture = capturer.capture
     for frame in capture.frames.values():
-        capturer.guarded("reading cache entries of %s" % frame.label, _fill_entries, frame)
+        capturer.guarded("reading cache entries of %s" % frame.label, _fill_entries, frame,
+                         capturer.guard_trees)
     from pellucid.dynamo.graph_code import use_live_listings
 
     for graph in capture.graphs.values():
@@ -179,7 +181,8 @@ def _write_capture(capture: Capture, files: DumpFiles) -> None:
     files.write(path, dumps(capture))
 
 
-def _fill_entries(frame: CompiledFrame) -> None:
+def _fill_entries(frame: CompiledFrame,
+                  trees: Optional[Dict[int, Tuple[Any, Any, Dict[str, Any]]]] = None) -> None:
     live = _cache_entries(frame)
     by_code = {}
     for k, t in enumerate(frame.transforms):
@@ -199,7 +202,7 @@ def _fill_entries(frame: CompiledFrame) -> None:
         if gm is None:
             entry.guard_error = "the cache entry has no guard_manager"
         else:
-            _render_guard(gm, "guard_%s_%d" % (frame.ident, entry.index), entry)
+            _render_guard(gm, guard_name(frame.ident, entry.index), entry, trees)
         frame.entries.append(entry)
     # newest first, as the files list them (Dynamo's own order changes as entries are used)
     frame.entries.sort(key=lambda e: (e.transform is None, -e.index))
