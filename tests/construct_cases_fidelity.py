@@ -379,3 +379,131 @@ def f(lines, margin):
     return [l[margin:] if not l.isspace() else '' for l in lines], \
         (margin if not lines else -margin)
 """, [([], 0), (["  a", "   ", " b"], 1), (["x"], 0)])
+
+# A guard whose body returns, before the rest of the function: both arms end in the closing
+# ``return None`` that 3.10+ copy into each; the arm laid out first is the ``if``'s body.
+case("fidelity_guard_returns_before_rest", r"""
+def f(obj, out):
+    if not len(obj):
+        out.append(repr(obj))
+        return
+    cls = obj.__class__
+    out.append(cls.__name__ + '(')
+    out.extend(sorted(obj))
+    out.append(')')
+""", [([], []), ([3, 1], []), ({'a': 1}, [])])
+
+# ``while True: ...; if not s: break; ...`` where 3.10+ copy the closing ``return`` into the loop
+# for the ``break``: a guard returning from the loop, not ``if s: <rest>; continue``.
+case("fidelity_loop_break_to_copied_return", r"""
+def f(chunks, out):
+    while True:
+        s = chunks.pop() if chunks else b''
+        if not s:
+            break
+        while len(s) < 4 and chunks:
+            s += chunks.pop()
+        out.append(s)
+""", [([], []), ([b'a', b'bcdef', b'gh'], [])])
+
+# A method whose ``__class__`` cell only ``super()`` reads, ending in an ``if``: the declaration
+# of the free variable must not give the implicit ``return None`` a line of its own (3.11+ copy a
+# return without a line into each arm).
+case("fidelity_super_method_ending_in_if", r"""
+class D(dict):
+    def discard(self, key):
+        'Remove key if present.'
+        if key in self:
+            super().__delitem__(key)
+f = D.discard
+def run(func, key):
+    d = D(a=1, b=2)
+    func(d, key)
+    return sorted(d)
+""", [("a",), ("z",)], driver="run")
+
+# ``if``/``else`` whose body is the arm the (compound or negated) test falls into: written in the
+# order the compiler laid the arms out, ``if not a or b: <first> else: <second>``.
+case("fidelity_if_else_arm_laid_out_first", r"""
+def f(section, default, sections):
+    if not section or section == default:
+        found = 'defaults'
+    else:
+        try:
+            found = sections[section]
+        except KeyError:
+            raise ValueError(section) from None
+    return found
+""", [("", "d", {}), ("d", "d", {}), ("s", "d", {"s": 1}), ("t", "d", {"s": 1})])
+
+case("fidelity_if_not_else_in_loop", r"""
+def f(items, allow):
+    out = []
+    for key, value in items:
+        if value is not None or not allow:
+            value = '=' + str(value).replace('\n', '\n\t')
+        else:
+            value = ''
+        if not key:
+            key = '?'
+        else:
+            key = key.upper()
+        out.append(key + value)
+    return out
+""", [([], True), ([("a", None), ("", 1), ("b", "x\ny")], True), ([("a", None)], False)])
+
+# ``if c: raise ... elif d: ...``: 3.8/3.9 keep the unreachable jump that closed the body over
+# the ``elif``/``else``, so the clause is written as one (not as a guard and a new ``if``).
+case("fidelity_elif_after_raise", r"""
+def f(n, data):
+    if n < 1:
+        raise ValueError('empty')
+    elif n == 1:
+        x = data[0]
+        if x < 0:
+            raise ValueError(x)
+        return x
+    m = n + 1
+    return m
+""", [(0, []), (1, [5]), (1, [-5]), (3, [1, 2, 3])])
+
+case("fidelity_else_after_return_both_leave", r"""
+def f(a, b):
+    if isinstance(b, int):
+        if b == 1:
+            return a
+        else:
+            return float(a) ** float(b)
+    else:
+        return float(a) ** b
+""", [(2, 1), (2, 3), (2, 0.5)])
+
+# ``except E: pass`` and ``return x`` after the statement: 3.11+ copy the ``return x`` behind the
+# clause's POP_EXCEPT.  Written inside the clause it would load ``x`` before the POP_EXCEPT.
+case("fidelity_return_after_try_copied_into_clause", r"""
+def f(obj, flag):
+    try:
+        obj.__final__ = flag
+    except (AttributeError, TypeError):
+        pass
+    return obj
+""", [({}, True), (type("T", (), {"__repr__": lambda s: "T"})(), False)])
+
+case("fidelity_try_returns_clause_falls_to_return", r"""
+def f(d, key, default=None):
+    try:
+        return d[key]
+    except KeyError:
+        d[key] = default
+    return default
+""", [({}, "a", 1), ({"a": 2}, "a", 3)])
+
+# A ``return x`` written in the clause stays there (loaded before the POP_EXCEPT).
+case("fidelity_return_in_clause_stays", r"""
+def f(obj):
+    try:
+        obj.x = 1
+    except AttributeError:
+        return obj
+    return 2
+""", [(1,), (type("T", (), {"__repr__": lambda s: "T"})(),)])

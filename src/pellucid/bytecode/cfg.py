@@ -58,6 +58,9 @@ class CFG:
         self.extra_leaders = set(extra_leaders or ())
         self.blocks: List[Block] = []
         self.block_at: Dict[int, Block] = {}
+        # Unreachable jumps right after a return/raise/jump (index -> target): 3.8/3.9 keep the
+        # one that closed an ``if`` body followed by an ``else``/``elif`` clause.
+        self.dead_jumps: Dict[int, int] = {}
         self._build()
         self._prune_unreachable()
         self.handler_blocks: Set[Block] = {self.block_at[b.handler.target] for b in self.blocks
@@ -126,6 +129,9 @@ class CFG:
             return
         dead = [b for b in self.blocks if b not in live]
         for b in dead:
+            if len(b.instrs) == 1 and b.last.op == "JUMP" and b.last.target is not None \
+                    and b.start > 0 and self.instrs[b.start - 1].op in _NO_FALLTHROUGH:
+                self.dead_jumps[b.start] = b.last.target
             for s in b.succs:
                 if b in s.preds:
                     s.preds.remove(b)

@@ -454,7 +454,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if len(stack) < n or not all(isinstance(v, M.SavedExc) for v in stack[-n:]):
             raise StructureError("POP_EXCEPT without saved exception state")
         del stack[-n:]
-        self.emit(out, PopExcept(), stack)
+        popped = PopExcept()
+        # (values the clause computed before leaving it, kept under the exception: a
+        # ``return x`` written in the clause loads ``x`` before the POP_EXCEPT)
+        popped._carried = [v for v in stack if not isinstance(v, M.Marker)]  # type: ignore[attr-defined]
+        self.emit(out, popped, stack)
 
     def op_CHECK_EXC_MATCH(self, arg: Any, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         e = super().value(stack.pop())

@@ -688,6 +688,18 @@ class ProtectedBuilder:
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers)
+        if trailing is not None and self._copied_tail_only and after is not None:
+            # Only ``return x`` copies say the clauses go on after the statement: so must the
+            # body's exit, or they were the clauses' own.
+            saved = self.save_state()
+            try:
+                cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
+            except StructureError:
+                cont, cont_stack = [], None
+            self.restore_state(saved)
+            if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
+                _inline_tails(self._deferred_tails)
+                trailing = None
         orelse: List[ast.stmt] = []
         else_stack: Optional[List[Any]] = None
         if exit_block is not None and exit_block is not after:
@@ -875,11 +887,20 @@ class ProtectedBuilder:
     def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
         """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""
         found: Optional[List[ast.stmt]] = None
+        deferred: List[Tuple[ast.ExceptHandler, List[ast.stmt]]] = []
         for h in handlers:
             tail = getattr(h, "_trailing", None)
             if not tail:
                 continue
-            if _safe_after_clause(tail, h.name, self._local_names()):
+            local_names = self._local_names()
+            if _safe_after_clause(tail, h.name, local_names) \
+                    and _returns_variable(tail, getattr(h, "_carried", [])):
+                # ``return x`` after the POP_EXCEPT: written in the clause, ``x`` would be
+                # loaded before the exception is popped, so this is a copy of the code after
+                # the statement (``except E: pass`` / ``return x``), if the others agree.
+                deferred.append((h, tail))
+                continue
+            if _safe_after_clause(tail, h.name, local_names):
                 # ``return <constant>`` etc.: runs the same inside the clause, which is where
                 # CPython put it (``except: return 1`` pops the exception before returning).
                 h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + tail
@@ -889,11 +910,22 @@ class ProtectedBuilder:
                 found = tail
             elif [ast.dump(x) for x in found] != [ast.dump(x) for x in tail]:
                 raise StructureError("except clauses continue with different code")
+        self._copied_tail_only = False
+        if deferred:
+            dumped = [ast.dump(x) for x in (found if found is not None else deferred[0][1])]
+            agree = all([ast.dump(x) for x in tail] == dumped for _, tail in deferred) \
+                and all(getattr(h, "_trailing", None) or _terminates(h.body) for h in handlers)
+            if agree:
+                self._copied_tail_only = found is None
+                found = deferred[0][1] if found is None else found
+            else:
+                _inline_tails(deferred)
         if found is not None:
             for h in handlers:
                 if not getattr(h, "_trailing", None):
                     if not _terminates(h.body):
                         raise StructureError("some except clauses fall through, others continue")
+        self._deferred_tails = deferred
         return found
 
     def _local_names(self) -> FrozenSet[str]:
@@ -1071,6 +1103,7 @@ class ProtectedBuilder:
             name = body[0].targets[0].id
             body = body[1:]
         trailing: List[ast.stmt] = []
+        carried: List[Any] = []
         for k, st in enumerate(body):
             if isinstance(st, PopExcept):
                 rest = body[k + 1:]
@@ -1079,11 +1112,13 @@ class ProtectedBuilder:
                     if rest and isinstance(rest[0], ast.Delete):
                         rest = rest[1:]
                 trailing = _unwind_enclosing_clauses(rest)
+                carried = getattr(st, "_carried", [])
                 body = body[:k + 1]
                 break
         body = _strip_pop_except(body, name)
         handler = ast.ExceptHandler(exc_type, name, body or [ast.Pass()])
         handler._trailing = trailing  # type: ignore[attr-defined]
+        handler._carried = carried  # type: ignore[attr-defined]
         return handler
 
 
@@ -1182,6 +1217,24 @@ def partial_block(block: Block, k: int) -> Block:
     part.jump, part.fallthrough = block.jump, block.fallthrough
     part.origin = block.origin or block
     return part
+
+
+def _returns_variable(stmts: List[ast.stmt], carried: List[Any]) -> bool:
+    """A lone ``return`` of something loaded after the POP_EXCEPT, not a constant nor a
+    value the clause left on the stack (``carried``)."""
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Return) or stmts[0].value is None:
+        return False
+    nodes = list(ast.walk(stmts[0].value))
+    return any(isinstance(n, ast.Name) for n in nodes) \
+        and not any(n is c for n in nodes for c in carried) \
+        and not any(isinstance(n, ast.Name) and n.id.startswith("__pellucid") for n in nodes)
+
+
+def _inline_tails(deferred: List[Tuple[ast.ExceptHandler, List[ast.stmt]]]) -> None:
+    """Each clause's code after its POP_EXCEPT back at the clause's end."""
+    for h, tail in deferred:
+        h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + tail
+        h._trailing = []  # type: ignore[attr-defined]
 
 
 def _safe_after_clause(stmts: List[ast.stmt], name: Optional[str],

@@ -117,7 +117,13 @@ def _declare_freevars(fn: ast.FunctionDef, code: types.CodeType) -> None:
     refs = ast.Tuple([ast.Name(n, ast.Load()) for n in missing], ast.Load())
     declaration = ast.If(ast.Constant(False), [ast.Expr(refs)], [])
     declaration._pellucid_note = "never runs: makes %s free, as in the original" % _listed(missing)  # type: ignore[attr-defined]
-    fn.body.append(declaration)
+    # First (after a docstring), not last: a statement at the end gives the implicit
+    # ``return None`` after it a line, and 3.11+ then no longer copy that return into each
+    # arm of a closing ``if`` as they did in the original.
+    first = fn.body[0] if fn.body else None
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+        and isinstance(first.value.value, str)
+    fn.body.insert(1 if docstring else 0, declaration)
 
 
 SLOT_PREFIX = "__pellucid_slot_"

@@ -182,6 +182,32 @@ def _copied_constant_return(block: Block) -> bool:
         and instrs[0].offset != instrs[1].offset
 
 
+_SIMPLE_LEAVE = (ast.Return, ast.Raise)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _ending_in_else(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``[..., if c: return a, <simple statements>; return b]`` as ``if c: return a else:
+    ...`` (3.8/3.9).  Both compile alike, except that only the ``else`` ends a basic block
+    after the last ``return``: an unreachable jump after it (closing an enclosing ``if`` body
+    over its ``else``) survives the peephole pass only then."""
+    if len(stmts) < 2 or not isinstance(stmts[-1], _SIMPLE_LEAVE):
+        return stmts
+    k = len(stmts) - 2
+    while k >= 0 and not isinstance(stmts[k], _COMPOUND):
+        k -= 1
+    head = stmts[k] if k >= 0 else None
+    if not isinstance(head, ast.If) or head.orelse or not head.body \
+            or not isinstance(head.body[-1], _SIMPLE_LEAVE):
+        return stmts
+    folded = ast.If(head.test, head.body, stmts[k + 1:])
+    for attr in ("_pos", "_paren"):
+        if hasattr(head, attr):
+            setattr(folded, attr, getattr(head, attr))
+    return stmts[:k] + [folded]
+
+
 def _else_leaves_plainly(stmts: List[ast.stmt]) -> bool:
     """The arm ends in a ``return``, a ``raise`` of an exception, ``break`` or ``continue``."""
     if not stmts:
@@ -862,10 +888,25 @@ class Structurer:
         if then_stack is None and else_stack is None and len(then_s) > 1 and len(else_s) > 1 \
                 and _constant_return(then_s[-1]) and ast.dump(then_s[-1]) == ast.dump(else_s[-1]):
             # Both arms end in the same ``return <constant>`` (3.10+ copy the function's closing
-            # return into each): an ``if``/``else`` followed by that return.
-            self.emit(out, self.make_if(cond, then_s[:-1], else_s[:-1]), stack)
-            out.append(then_s[-1])
+            # return into each): an ``if``/``else`` followed by that return, or, where the arm
+            # laid out first is the shorter, ``if c: <arm>; return`` as a guard before the
+            # other (``if not x: ...; return``).  Either compiles to this layout; the arm laid
+            # out first is the one the test falls into, so it must be the ``if``'s body.
+            c, first, second = (cond, then_s, else_s) \
+                if self._arm_position(t, ctx) <= self._arm_position(f, ctx) else (negate(cond), else_s, then_s)
+            if len(first) < len(second):
+                self.emit(out, self.make_if(c, first, []), stack)
+                out.extend(second)
+            else:
+                self.emit(out, self.make_if(c, first[:-1], second[:-1]), stack)
+                out.append(then_s[-1])
             return None
+        if (then_stack is None or else_stack is None) and self.cfg.dead_jumps \
+                and not any(isinstance(n, M.Marker) for n in all_nodes(cond)):
+            written = self._else_after_dead_jump(cond, t, f, then_s, then_stack, else_s, else_stack,
+                                                 stack, ctx, stop, out)
+            if written is not None:
+                return written[0]
         if then_stack is None and else_stack is None:
             # Both arms leave: ``if c: <first arm in the code>`` and the other arm after it,
             # which is how such code is written (``if not x: raise ...`` for an assert).
@@ -882,6 +923,12 @@ class Structurer:
         # (Not for a bare ``raise``/an exception match: handler recognition reads those as
         # ``if not match: <re-raise>``.)
         plain = not any(isinstance(n, M.Marker) for n in all_nodes(cond))
+        guard = self._leaving_guard(cond, t, f, (then_s, then_stack, then_end),
+                                    (else_s, else_stack, else_end), ctx, stop, plain)
+        if guard is not None:
+            self.emit(out, guard[0], stack)
+            out.extend(guard[1])
+            return None
         if then_stack is None:
             if f.start < t.start and else_s and plain and _else_leaves_plainly(then_s):
                 self.emit(out, self.make_if(negate(cond), else_s, then_s), stack)
@@ -906,8 +953,85 @@ class Structurer:
             raise StructureError("branches leave different stack depths")
         if any(a is not b and not same_expr(a, b) for a, b in zip(then_stack, else_stack)):
             raise StructureError("branches leave different values on the stack")
-        self.emit(out, self.make_if(cond, then_s, else_s), stack)
+        if then_s and else_s and self._arm_position(f, ctx) < self._arm_position(t, ctx):
+            # The compiler lays an ``if``'s body out first: the arm the test falls into
+            # (``if not a or b: x = 1 else: ...`` where the condition read ``a and not b``).
+            self.emit(out, self.make_if(negate(cond), else_s, then_s), stack)
+        else:
+            self.emit(out, self.make_if(cond, then_s, else_s), stack)
         return then_stack, then_end
+
+    def _else_after_dead_jump(self, cond: ast.expr, t: Block, f: Block, then_s: List[ast.stmt],
+                              then_stack: Optional[List[Any]], else_s: List[ast.stmt],
+                              else_stack: Optional[List[Any]], stack: List[Any], ctx: Ctx,
+                              stop: FrozenSet[Block], out: List[ast.stmt]
+                              ) -> Optional[Tuple[Optional[Tuple[List[Any], Optional[Block]]]]]:
+        """``if c: <leaves> else: <other>`` where 3.8/3.9 left the unreachable jump that closed
+        the body over the ``else`` clause (``if n < 1: raise E elif n == 1: ...``): without the
+        ``else`` the jump is not compiled and the layout differs.  The arm laid out first must
+        leave and sit right before the other, the dead jump between them; the other arm is
+        walked up to the jump's target.  Returns ``(what _if_statement returns,)`` or None."""
+        first_is_t = t.start < f.start
+        first_stack, first_s = (then_stack, then_s) if first_is_t else (else_stack, else_s)
+        second = f if first_is_t else t
+        if first_stack is not None or not first_s:
+            return None
+        target = self.cfg.dead_jumps.get(second.start - 1)
+        if target is None:
+            return None
+        c = cond if first_is_t else negate(cond)
+        first_s = _ending_in_else(first_s)
+        end = self.cfg.block_at.get(target)
+        other_stack = else_stack if first_is_t else then_stack
+        if end is None and other_stack is None:
+            # Both arms leave and the jump went to code dropped as unreachable (the closing
+            # ``return None``): the other arm is whole already.
+            self.emit(out, self.make_if(c, first_s, else_s if first_is_t else then_s), stack)
+            return (None,)
+        if end is None or end.start <= second.start:
+            return None
+        saved = self.save_state()
+        try:
+            second_s, second_stack, second_end = self.walk(second, list(stack), ctx, stop | {end})
+        except StructureError:
+            self.restore_state(saved)
+            return None
+        if not second_s or (second_stack is not None and (
+                second_end is not end or self.loop_jump(end, ctx) is not None)):
+            self.restore_state(saved)
+            return None
+        self.emit(out, self.make_if(c, first_s, second_s), stack)
+        return ((second_stack, second_end) if second_stack is not None else None,)
+
+    def _leaving_guard(self, cond: ast.expr, t: Block, f: Block, then: WalkResult, orelse: WalkResult,
+                       ctx: Ctx, stop: FrozenSet[Block], plain: bool
+                       ) -> Optional[Tuple[ast.stmt, List[ast.stmt]]]:
+        """``if not c: return`` then the rest of a loop body, where the test falls into a
+        ``return``/``raise`` of its own and jumps on to the rest (3.10+ copy a ``break``'s
+        short closing ``return`` into the loop: ``while True: ...; if not s: break; ...``).
+
+        Walked up to where the arms meet, the rest goes back to the loop's start and the other
+        arm is empty, meeting the join only to leave there; written as ``if c: <rest>;
+        continue`` and the ``return`` after it, it compiles with the test's sense and the arms
+        swapped.  Returns the guard and the statements after it, or None."""
+        for (arm_s, arm_stack, _), (other_s, other_stack, other_end), arm, other, c in (
+                (then, orelse, t, f, negate(cond)), (orelse, then, f, t, cond)):
+            if arm_stack is not None or not arm_s or not isinstance(arm_s[-1], ast.Continue) \
+                    or other_s or other_stack is None or other_end is not other or not plain \
+                    or other.start > arm.start or len(other.preds) != 1 or other in stop \
+                    or ctx.loop is None or self.loop_jump(other, ctx) is not None:
+                continue
+            saved = self.save_state()
+            try:
+                tail_s, tail_stack, _ = self.walk(other, list(other_stack), ctx, stop)
+            except StructureError:
+                self.restore_state(saved)
+                continue
+            if tail_stack is None and tail_s and len(tail_s) <= 2 \
+                    and isinstance(tail_s[-1], (ast.Return, ast.Raise)):
+                return self.make_if(c, tail_s, []), arm_s
+            self.restore_state(saved)
+        return None
 
     def _has_try(self, t: Block, f: Block, ctx: Ctx) -> bool:
         """An arm starts a ``try``/``with`` statement (a handler other than the region's)."""
