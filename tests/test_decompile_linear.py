@@ -70,12 +70,19 @@ def _instructions(code: types.CodeType):
 
 
 def _cpu(code: types.CodeType, runs: int) -> float:
+    # (the cyclic collector is off while timing: its full collections cost more the more the
+    # process holds, which is CPython's growth, not the decompiler's; measured on a loaded
+    # machine, 3.12's mixed shape grew 14x or 20.5x from run to run with it on)
     best = float("inf")
     for _ in range(runs):
         gc.collect()
-        start = time.process_time()
-        pellucid.decompile(code, verify=False)
-        best = min(best, time.process_time() - start)
+        gc.disable()
+        try:
+            start = time.process_time()
+            pellucid.decompile(code, verify=False)
+            best = min(best, time.process_time() - start)
+        finally:
+            gc.enable()
     return best
 
 
