@@ -44,6 +44,7 @@ text -- and otherwise leaves the text as it was.  Only the outermost repetition 
             # L['a'][_f0]  (int, via DictGetItemGuardAccessor(_f0))
             if not (type(a[_f0]) is int and a[_f0] == _f1): return False
 """
+import keyword
 import re
 from functools import lru_cache
 from typing import List, Optional, Sequence, Tuple
@@ -424,7 +425,10 @@ def name_values(source: str) -> str:
 
     code = "\n".join(line.split("  # ", 1)[0] for line in lines if not line.lstrip().startswith("#"))
     code = _STRING.sub("''", code)  # (names, not the text of strings)
-    taken = set(re.findall(r"[A-Za-z_]\w*", code)) | set(dir(builtins)) | {"L", "G", "torch"}
+    # (a keyword is no name: ``x.__class__`` read twice would be bound to ``class``, which made
+    # transformers' FuyuModel's full_code file invalid)
+    taken = set(re.findall(r"[A-Za-z_]\w*", code)) | set(dir(builtins)) | {"L", "G", "torch"} \
+        | set(keyword.kwlist)
     new = list(lines)
     bindings: List[Tuple[str, str]] = []  # (name, the expression it stands for), in order
 
