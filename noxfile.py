@@ -140,6 +140,24 @@ def _install_torch(session, version):
                 " % ((torch.__version__,) + sys.version_info[:2]))")
 
 
+def _pytest(session, *args):
+    """pytest in the session's venv.  On CI, Inductor's cache goes inside the venv and the venv
+    (5.6 GB with torch 2.15's CUDA packages) is removed when the session ends, passed or failed:
+    the torch venvs of three sessions beside pip's cache and Inductor's do not fit on every
+    machine (the tests-3.14 of one CI run failed installing torch for want of disk space)."""
+    if not os.environ.get("CI"):
+        session.run("pytest", *args)
+        return
+    env = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(session.create_tmp(), "torchinductor")}
+    try:
+        session.run("pytest", *args, env=env)
+    finally:
+        location = getattr(session.virtualenv, "location", None)
+        if location and os.path.isdir(location):
+            shutil.rmtree(location, ignore_errors=True)
+            session.log("removed the session's venv (CI): %s" % location)
+
+
 @nox.session(python=PYTHONS)
 def tests(session):
     """Run the test suite (pytest -q; pass pytest arguments after --).
@@ -150,7 +168,7 @@ def tests(session):
     if session.python in TORCH_OF_PYTHON and not os.environ.get("PELLUCID_NO_TORCH"):
         _install_torch(session, TORCH_OF_PYTHON[session.python])
     session.run("python", "--version")
-    session.run("pytest", "-q", *session.posargs)
+    _pytest(session, "-q", *session.posargs)
 
 
 @nox.session(python=sorted({p for p, _ in TORCH_PAIRS}, key=lambda v: tuple(map(int, v.split(".")))))
@@ -165,7 +183,7 @@ def torch(session, torch):
                      % (torch, session.python))
     _install(session, "test")
     _install_torch(session, torch)
-    session.run("pytest", "-q", *(session.posargs or TORCH_TESTS))
+    _pytest(session, "-q", *(session.posargs or TORCH_TESTS))
 
 
 @nox.session(python=PYTHONS)

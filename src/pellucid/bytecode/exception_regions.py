@@ -7,7 +7,7 @@ raw offset, the handler's offset, the stack depth below the exception values, an
 """
 import dis
 import types
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from pellucid.bytecode.features import EXCEPTION_TABLE
 from pellucid.bytecode.opcode_tables import RAW_NO_FALLTHROUGH
@@ -38,25 +38,48 @@ def _from_table(code: types.CodeType, raw: List[dis.Instruction],
     """``depths``: 3.14+ handler depths by target offset that count only the slots the neutral
     instructions have (see :mod:`pellucid.bytecode.hidden_slots`)."""
     out: Dict[int, HandlerInfo] = {}
-    entries = dis._parse_exception_table(code)  # type: ignore[attr-defined]
-    ordered = all(a.end <= b.start for a, b in zip(entries, entries[1:]))
-    if ordered and all(a.offset < b.offset for a, b in zip(raw, raw[1:])):
-        # CPython writes the entries sorted and disjoint: walk both in step (the scan of every
-        # entry for every instruction was quadratic in functions of many ``try`` statements)
-        k = 0
-        for r in raw:
-            while k < len(entries) and entries[k].end <= r.offset:
-                k += 1
-            if k == len(entries):
-                break
-            e = entries[k]
-            if e.start <= r.offset:
-                out[r.offset] = (e.target, depths.get(e.target, e.depth), bool(e.lasti))
+    for r, e in zip(raw, table_entry_per_instruction(code, raw)):
+        if e is not None:
+            out[r.offset] = (e.target, depths.get(e.target, e.depth), bool(e.lasti))
+    return out
+
+
+def table_entry_per_instruction(code: types.CodeType, raw: List[dis.Instruction]) -> List[Any]:
+    """The 3.11+ exception-table entry covering each of ``raw`` (``None`` where none does), in
+    the order of ``raw``.
+
+    CPython writes the table's ranges disjoint, so both are walked once in offset order (a scan
+    of the table per instruction was quadratic in functions of many ``try`` statements); ranges
+    that overlap, which CPython never writes, are answered by the table's first entry holding
+    the offset, as the interpreter would.
+
+    >>> def f():
+    ...     try: return 1
+    ...     except: return 2
+    >>> raw = list(dis.get_instructions(f))
+    >>> any(e is not None for e in table_entry_per_instruction(f.__code__, raw))
+    True
+    """
+    entries = list(dis._parse_exception_table(code))  # type: ignore[attr-defined]
+    out: List[Any] = [None] * len(raw)
+    if not entries:
         return out
-    for r in raw:
+    ordered = sorted(entries, key=lambda e: e.start)
+    if all(a.end <= b.start for a, b in zip(ordered, ordered[1:])):
+        j = 0
+        for k in sorted(range(len(raw)), key=lambda k: raw[k].offset):
+            offset = raw[k].offset
+            while j < len(ordered) and ordered[j].end <= offset:
+                j += 1
+            if j == len(ordered):
+                break
+            if ordered[j].start <= offset:
+                out[k] = ordered[j]
+        return out
+    for k, r in enumerate(raw):
         for e in entries:
             if e.start <= r.offset < e.end:
-                out[r.offset] = (e.target, depths.get(e.target, e.depth), bool(e.lasti))
+                out[k] = e
                 break
     return out
 

@@ -33,6 +33,7 @@ import types
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 from pellucid.bytecode import features as F
+from pellucid.bytecode.exception_regions import table_entry_per_instruction
 
 # Slot marks: a shown slot is the index of the raw instruction that pushed it (-1: not known,
 # several); hidden slots are negative codes below that.
@@ -232,19 +233,7 @@ def _rewrite(code: types.CodeType, raw: List[dis.Instruction], kwnull: FrozenSet
     keyword arguments, hidden; ``found`` collects such PUSH_NULLs not just before their call."""
     n = len(raw)
     index = {r.offset: k for k, r in enumerate(raw)}
-    entries = [e for e in dis._parse_exception_table(code)]  # type: ignore[attr-defined]
-    # the entry covering each instruction (3.11+ tables are ranges that do not overlap)
-    # (one sweep of both, in offset order: a scan of the table per instruction was quadratic in
-    # the number of try statements)
-    entry_of: List[Optional[object]] = [None] * n
-    if entries:
-        ordered = sorted(entries, key=lambda e: e.start)  # type: ignore[attr-defined]
-        j = 0
-        for k, r in sorted(enumerate(raw), key=lambda kr: kr[1].offset):
-            while j < len(ordered) and ordered[j].end <= r.offset:  # type: ignore[attr-defined]
-                j += 1
-            if j < len(ordered) and ordered[j].start <= r.offset:  # type: ignore[attr-defined]
-                entry_of[k] = ordered[j]
+    entry_of = table_entry_per_instruction(code, raw)
     states: List[Optional[Tuple[int, ...]]] = [None] * n
     action: Dict[int, object] = {}  # index -> "drop" | ("arg", n) | ("op", name, arg) | ("before", op)
     handler_depths: Dict[int, int] = {}

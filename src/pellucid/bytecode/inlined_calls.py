@@ -17,6 +17,7 @@ import types
 from typing import List, Set
 
 from pellucid.bytecode import features as F
+from pellucid.bytecode.exception_regions import table_entry_per_instruction
 
 _BUILTINS = frozenset({"tuple", "list", "set", "<built-in function all>", "<built-in function any>"})
 _ACCUMULATORS = {"tuple": "BUILD_LIST", "list": "BUILD_LIST", "set": "BUILD_SET"}
@@ -106,7 +107,7 @@ def fold_inlined_calls(code: types.CodeType, raw: List[dis.Instruction]) -> List
     if not redirect:
         return raw
     # What is still reached when each test goes straight to its slow path.
-    entries = list(dis._parse_exception_table(code))  # type: ignore[attr-defined]
+    entry_of = table_entry_per_instruction(code, raw)
     seen: Set[int] = set()
     work = [0]
     while work:
@@ -117,12 +118,11 @@ def fold_inlined_calls(code: types.CodeType, raw: List[dis.Instruction]) -> List
             if k in redirect:
                 work.append(redirect[k])
                 break
-            for e in entries:
-                if e.start <= r.offset < e.end:
-                    t = index.get(e.target)
-                    if t is not None and t not in seen:
-                        work.append(t)
-                    break
+            e = entry_of[k]
+            if e is not None:
+                t = index.get(e.target)
+                if t is not None and t not in seen:
+                    work.append(t)
             if r.opname in _JUMPS and r.argval in index:
                 work.append(index[r.argval])
             if r.opname in _TERMINAL:
