@@ -13,6 +13,7 @@ import types
 import pytest
 
 from pellucid.decompiler.api import checked_recompile
+from pellucid.decompiler.fallback import MARKER
 from pellucid.decompiler.recompile import recompile_full
 
 PY = "%d.%d" % sys.version_info[:2]
@@ -121,6 +122,28 @@ def f(log, c):
     a, b = Loud(log, "a"), Loud(log, "b")
     return f'%s.%s.%r' % (a, (log.append("b evaluated"), b)[1], c), log
 """, "f", [([], 1), ([], "x")], ALL),
+    # Fallback shapes of the stdlib sweep (issue 18 item 3, ``bench/sweep_findings.md`` F-groups):
+    # the structured form must be verified and hold no state-machine fallback anywhere.
+    # G1: ``except E: pass`` / ``else: return ...`` / ``return ...``: 3.12+ copy the final return
+    # into the clause; the body's way on (the else clause) returns something else
+    # (asyncio.futures._get_loop, pty.master_open, _pyio.FileIO.seekable).
+    "except_pass_else_return": (r"""
+class Fut:
+    def __init__(self, has):
+        self._loop = "loop"
+        if has:
+            self.get_loop = lambda: "got"
+
+def f(has):
+    fut = Fut(has)
+    try:
+        get_loop = fut.get_loop
+    except AttributeError:
+        pass
+    else:
+        return get_loop()
+    return fut._loop
+""", "f", [(True,), (False,)], ALL),
 }
 
 
@@ -147,6 +170,7 @@ def test_structured_roundtrip(case_id):
     assert first.form == "structured"
     if PY in versions:
         assert first.ok, "structured form not verified: %s" % first.reason
+        assert MARKER not in checked.result.source, "a region fell back:\n" + checked.result.source
     assert checked.result is not None, [a.reason for a in checked.attempts]
     glob = dict(ns)
     glob.update(checked.result.bindings)

@@ -741,6 +741,16 @@ class ProtectedBuilder:
                 return list(else_stack), after
             if after is not None:
                 cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
+                if cont_stack is None and not orelse and after is exit_block and _terminates(cont) \
+                        and [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
+                    # The body's way on never goes on (``else: return g()``) and is not the
+                    # clauses' code: it is the ``else`` clause, and only the clauses reach the
+                    # code after the statement, each through its own copy (3.12+ copies a short
+                    # ``return`` into the clause), which is what follows.
+                    node.orelse = cont
+                    self.emit(out, node, stack)
+                    out.extend(trailing)
+                    return None, None
                 if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
                     raise StructureError("except clauses continue differently from the try")
             self.emit(out, node, stack)
