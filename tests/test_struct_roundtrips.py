@@ -168,6 +168,28 @@ def f(log, n, fail, suppress):
     return d
 """, "f", [([], -1, False, False), ([], 2, False, False), ([], 2, True, False),
            ([], 2, True, True), ([], -1, True, True)], ALL),
+    # G3: ``except KeyError: break`` in a for loop whose following code is not copied into the
+    # clause (``return tuple(args)``): the clause's walk stopped at the loop's exit instead of
+    # ending in ``break`` (inspect.BoundArguments.args on 3.9, 3.11, 3.13, 3.14).
+    "for_except_break_else_if": (r"""
+def f(params, arguments):
+    args = []
+    for name, kind in params:
+        if kind in ("kw", "varkw"):
+            break
+        try:
+            arg = arguments[name]
+        except KeyError:
+            break
+        else:
+            if kind == "var":
+                args.extend(arg)
+            else:
+                args.append(arg)
+    return tuple(args)
+""", "f", [([("a", "pos"), ("b", "var"), ("c", "kw")], {"a": 1, "b": [2, 3]}),
+           ([("a", "pos"), ("b", "pos")], {"a": 1}), ([], {}),
+           ([("a", "pos"), ("b", "var")], {"a": 1, "b": 5})], ALL),
 }
 
 

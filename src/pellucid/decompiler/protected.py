@@ -683,6 +683,12 @@ class ProtectedBuilder:
         if after is None and hstack is not None and hend is not None and exit_block is None:
             # the clauses' way on found by walking them: off the end of an enclosing try
             after = hend
+        if hstack is not None and hend is not None and hend is not after and hend not in copies \
+                and hend in stop and isinstance(self.loop_jump(hend, ctx), ast.Break):
+            # The clause stopped at the loop's exit, where the enclosing loop's walk stops
+            # (``except KeyError: break`` when the code after the loop is not copied into
+            # the clause): its ``break``.
+            hs, hstack, hend = hs + [ast.Break()], None, None
         if hstack is not None and hend is not after and hend not in copies:
             raise StructureError("an except clause goes on where the try statement does not")
         handlers = self.parse_handlers(hs)
