@@ -190,6 +190,28 @@ def f(params, arguments):
 """, "f", [([("a", "pos"), ("b", "var"), ("c", "kw")], {"a": 1, "b": [2, 3]}),
            ([("a", "pos"), ("b", "pos")], {"a": 1}), ([], {}),
            ([("a", "pos"), ("b", "var")], {"a": 1, "b": 5})], ALL),
+    # G4: a ``while True`` whose ``break``s leave from an ``if`` that may return first and
+    # from a plain ``break``: the first exit's code goes on where the other one jumps, so the
+    # loop has one follow (idlelib.history.History.fetch, 3.9-3.13).
+    "while_true_break_after_return_test": (r"""
+def f(p, n, c, out):
+    while True:
+        p += 1
+        if p >= n:
+            out.append("end")
+            if not c and p < 0:
+                return "aborted"
+            else:
+                if out:
+                    out.append(p)
+                p = None
+            break
+        if p == 3:
+            out.append(3)
+            break
+    out.append(p)
+    return out
+""", "f", [(0, 5, True, []), (-3, -2, False, []), (5, 2, True, []), (-9, -7, False, [])], ALL),
 }
 
 

@@ -434,9 +434,17 @@ class LoopBuilder:
                 return b
         # Breaks whose own code branches (``elif c: x = 1; break``): each exit's code, the
         # blocks only it reaches, ends where they all go on.
-        joins = {self._own_code_end(b, body) for b in breaks}
+        ends = {b: self._own_code_end(b, body) for b in breaks}
+        joins = set(ends.values())
         if len(joins) == 1 and None not in joins and not joins & self.active_loops:
             return next(iter(joins))
+        # ... or where the others' code goes on is itself a break target (``if a: if c:
+        # return; break`` beside a plain ``break``).
+        meet = {e for e in joins if e is not None and e in breaks}
+        if len(meet) == 1 and not meet & self.active_loops:
+            join = next(iter(meet))
+            if all(b is join or e is join for b, e in ends.items()):
+                return join
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
