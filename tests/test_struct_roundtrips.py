@@ -212,6 +212,42 @@ def f(p, n, c, out):
     out.append(p)
     return out
 """, "f", [(0, 5, True, []), (-3, -2, False, []), (5, 2, True, []), (-9, -7, False, [])], ALL),
+    # G5: a ``try`` whose every clause returns, inside a ``with`` or ``try/finally``: the
+    # clauses leave through the ``__exit__`` call / ``finally`` copy, the body goes on out of
+    # the enclosing statement (asyncio.unix_events.FastChildWatcher.add_child_handler,
+    # lib2to3.refactor.RefactoringTool.refactor_string, 3.8-3.11; the finally one on 3.12+ too).
+    "with_try_except_return": (QUIET + r"""
+def f(log, zombies, pid, suppress):
+    with Quiet(log, suppress):
+        try:
+            rc = zombies.pop(pid)
+        except KeyError:
+            log.append("running")
+            return
+    log.append(rc)
+    return log
+""", "f", [([], {1: 0}, 1, False), ([], {}, 1, False), ([], {1: 0}, 2, True)], ALL),
+    "try_except_return_finally": (r"""
+class Tool:
+    def __init__(self, log):
+        self.log = log
+    def parse(self, data):
+        if data is None:
+            raise ValueError("no data")
+        return data * 2
+
+def f(log, data):
+    tool = Tool(log)
+    try:
+        tree = tool.parse(data)
+    except ValueError as err:
+        log.append(str(err))
+        return
+    finally:
+        log.append("finally")
+    log.append(tree)
+    return tree
+""", "f", [([], 3), ([], None), ([], [1])], ALL),
 }
 
 

@@ -717,6 +717,19 @@ class ProtectedBuilder:
                 # stopped at the loop's continue point (an enclosing if merges there)
                 self.emit(orelse, jump, else_stack)  # type: ignore[arg-type]
                 else_stack = None
+            if else_stack is not None and else_end is not None and after is None and hstack is None \
+                    and trailing is None and all(_terminates(h.body) for h in handlers):
+                # No clause goes on (each returns, through the enclosing ``finally``): the
+                # statement goes on where its body's way on stops (that ``finally``'s copy).
+                after = else_end
+            if else_stack is not None and else_end is not None and after is None and hstack is None \
+                    and trailing is not None and _terminates(trailing) and ctx.region is not None:
+                # Each clause leaves by its own ``return`` through the enclosing ``finally``
+                # (its copy, then the return, after the POP_EXCEPT): that ending is the
+                # clause's (the enclosing statement strips the copy), not code after this one.
+                _inline_tails([(h, getattr(h, "_trailing", None) or []) for h in handlers])
+                trailing = None
+                after = else_end
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
@@ -757,6 +770,16 @@ class ProtectedBuilder:
                     self.emit(out, node, stack)
                     out.extend(trailing)
                     return None, None
+                if cont_stack is not None and not cont and not orelse and ctx.region is not None \
+                        and (after.origin or after) not in ctx.region and _terminates(trailing) \
+                        and isinstance(trailing[-1], ast.Return):
+                    # The body goes on out of the enclosing ``try`` (into its ``finally``
+                    # copy) and each clause leaves by ``return`` through that ``finally``
+                    # (its copy, then the return, after the POP_EXCEPT): that ending is the
+                    # clause's own (the enclosing statement strips the copy).
+                    _inline_tails([(h, getattr(h, "_trailing", None) or []) for h in handlers])
+                    self.emit(out, node, stack)
+                    return list(body_stack if body_stack is not None else stack), after
                 if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
                     raise StructureError("except clauses continue differently from the try")
             self.emit(out, node, stack)
