@@ -248,6 +248,30 @@ def f(log, data):
     log.append(tree)
     return tree
 """, "f", [([], 3), ([], None), ([], [1])], ALL),
+    # G6: a 3.10+ rotated ``while c:`` whose ``continue`` jumps back to the guard test, from an
+    # ``if`` arm that holds an ``if``/``else`` of its own: that code was read as the code after
+    # an inner loop (posixpath._joinrealpath on 3.10-3.13).
+    "while_continue_after_if_else_to_guard": (r"""
+def f(rest, out):
+    while rest:
+        name = rest.pop()
+        if name == "..":
+            if out:
+                out.pop()
+            else:
+                out.append("up")
+            continue
+        if name in ("a", "b"):
+            if name == "a":
+                continue
+            if out:
+                out.append("b")
+            else:
+                return "empty", out
+        out.append(name)
+    return "done", out
+""", "f", [(["x", "..", "a", "b"], []), (["b", "..", ".."], ["y"]), (["a", "b", ".."], []),
+           ([], [])], ALL),
 }
 
 

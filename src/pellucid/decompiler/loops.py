@@ -672,9 +672,16 @@ class LoopBuilder:
             # (``while True: ...; while c: ...; <code> `` jumping back to the test).
             clauses = self.with_clauses(inner_body)
             extra = frozenset(self.cfg.loop_body(header)) - clauses - guard
+            # (When the inner loop's normal exit does not go back to ``header``, no code after
+            # the inner loop does: ``extra`` is then the code of ``continue`` paths, which may
+            # hold tests of its own (``if a: if b: x() else: y(); continue``), and a jump into
+            # it is an ``if`` arm's way to its ``continue``, not a ``break``.)
+            after_inner = past_lone_jumps(lt[1]) in extra or past_lone_jumps(lt[1]) is header
             if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
-                    x.last.op not in POP_JUMPS and all(s is header or s in extra for s in x.succs)
-                    and not any(p in clauses and p.last.op == "JUMP" and p.jump is x for p in x.preds)
+                    (x.last.op not in POP_JUMPS or not after_inner)
+                    and all(s is header or s in extra for s in x.succs)
+                    and not (after_inner and any(p in clauses and p.last.op == "JUMP" and p.jump is x
+                                                 for p in x.preds))
                     for x in extra):
                 return True
         return False
