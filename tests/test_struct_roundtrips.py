@@ -272,6 +272,21 @@ def f(rest, out):
     return "done", out
 """, "f", [(["x", "..", "a", "b"], []), (["b", "..", ".."], ["y"]), (["a", "b", ".."], []),
            ([], [])], ALL),
+    # G7: ``return`` in a ``try`` inside two ``with``s: the path runs the inner ``__exit__``
+    # under the outer ``with``'s handler, and was read outside both (shutil.copyfile,
+    # 3.8-3.15).
+    "return_in_try_in_two_withs": (QUIET + r"""
+def f(log, key, table, flag):
+    with Quiet(log, False):
+        with Quiet(log, flag):
+            if key:
+                try:
+                    return table[key]
+                except KeyError:
+                    log.append("missing")
+    return None
+""", "f", [([], "a", {"a": 1}, False), ([], "b", {"a": 1}, False), ([], "", {}, True),
+           ([], "b", None, True), ([], "b", None, False)], ALL),
 }
 
 

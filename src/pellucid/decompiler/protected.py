@@ -10,7 +10,7 @@ over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except
 """
 import ast
 import copy
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.features import EXCEPTION_TABLE
@@ -217,8 +217,18 @@ class ProtectedBuilder:
             return None  # (several jumps from a try body: ``if a or b: break``)
         handler = self.effective_handler(block)
         enclosing = self._level_ctxs().get(ctx.exc) if ctx.exc is not None else None
+        here = enclosing
+        seen_levels: Set[int] = set()
+        while here is not None and here.exc is not None and here.exc != handler \
+                and here.exc not in seen_levels:
+            # (a path that leaves several enclosing statements at once: ``return`` in a
+            # ``try`` inside two ``with``s runs the inner ``__exit__`` under the outer's handler)
+            seen_levels.add(here.exc)
+            here = self._level_ctxs().get(here.exc)
         if enclosing is not None and enclosing.exc == handler:
             outer = Ctx(ctx.loop, enclosing.region, handler)
+        elif here is not None and handler is not None and here.exc == handler:
+            outer = Ctx(ctx.loop, here.region, handler)
         else:
             outer = Ctx(ctx.loop, None, handler)
         busy = self.__dict__.setdefault("_pellucid_exit_paths", set())
