@@ -287,6 +287,19 @@ def f(log, key, table, flag):
     return None
 """, "f", [([], "a", {"a": 1}, False), ([], "b", {"a": 1}, False), ([], "", {}, True),
            ([], "b", None, True), ([], "b", None, False)], ALL),
+    # G8: ``if a or b: return`` in a ``with``: the ``__exit__`` call and the return are entered
+    # by both tests (_pyio.BufferedWriter.close, asyncio FastChildWatcher.__exit__, 3.8-3.15).
+    "with_if_or_return": (QUIET + r"""
+def f(log, a, b, suppress):
+    with Quiet(log, suppress):
+        log.append(1 // a if a is not None else 0)
+        if a or b:
+            return "early"
+        value = str(log)
+    log.append("after")
+    return value
+""", "f", [([], 1, 0, False), ([], 0, 1, True), ([], None, 0, False), ([], 0, 0, True),
+           ([], 0, 0, False)], ALL),
 }
 
 
