@@ -300,6 +300,36 @@ def f(log, a, b, suppress):
     return value
 """, "f", [([], 1, 0, False), ([], 0, 1, True), ([], None, 0, False), ([], 0, 0, True),
            ([], 0, 0, False)], ALL),
+    # G9: ``while not c:`` (the guard jumps to the exit when ``c`` is true) whose ``continue``
+    # jumps back to the guard, in a ``with`` the loop returns from (telnetlib.Telnet.expect,
+    # 3.11-3.13; 3.10 still falls back, on another region).
+    "while_not_continue_to_guard_in_with": (QUIET + r"""
+class Conn:
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.eof = not chunks
+
+def f(log, chunks, wanted, timeout):
+    conn = Conn(list(chunks))
+    with Quiet(log, False):
+        while not conn.eof:
+            for i, w in enumerate(wanted):
+                if w in conn.chunks[0]:
+                    return i, conn.chunks[0]
+            if timeout is not None:
+                conn.chunks.pop(0)
+                conn.eof = not conn.chunks
+                if timeout < 0:
+                    log.append("expired")
+                else:
+                    continue
+            log.append("read")
+            conn.chunks.pop(0)
+            conn.eof = not conn.chunks
+    return -1, None
+""", "f", [([], ["ab", "cd", "x"], ["x"], None), ([], ["ab", "cd"], ["d"], 1),
+           ([], ["ab", "cd", "ef"], ["f"], -1), ([], [], ["a"], None)],
+        tuple(v for v in ALL if v != "3.10")),  # (3.10: "loop body runs on out of its region")
 }
 
 

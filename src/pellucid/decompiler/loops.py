@@ -895,6 +895,9 @@ class LoopBuilder:
         (see ``_rotated_guard``), it is a second continue point of the loop."""
         built = self._guarded_while(cond, header, exit_block, stack, ctx, stop, out, guard)
         if built is None and guard is not None and guard in self.guard_tries:
+            # (``while not c:``: the guard jumps to the loop's exit when ``c`` is true)
+            built = self._guarded_while(negate(cond), exit_block, header, stack, ctx, stop, out, guard)
+        if built is None and guard is not None and guard in self.guard_tries:
             raise _GuardNotLoop()
         return built
 
