@@ -330,6 +330,27 @@ def f(log, chunks, wanted, timeout):
 """, "f", [([], ["ab", "cd", "x"], ["x"], None), ([], ["ab", "cd"], ["d"], 1),
            ([], ["ab", "cd", "ef"], ["f"], -1), ([], [], ["a"], None)],
         tuple(v for v in ALL if v != "3.10")),  # (3.10: "loop body runs on out of its region")
+    # G10: a ``try/except/else`` nested in a ``try`` body, the code after the outer ``try`` a
+    # short ``return``: the inner clause runs off the outer region into a copy of it (3.10,
+    # 3.12+), the ``else`` clause into the original (mailbox.Maildir.add).
+    "nested_try_else_then_return": (r"""
+def f(log, link_fails, rm_fails):
+    uniq = "u"
+    try:
+        try:
+            if link_fails:
+                raise PermissionError("link")
+            log.append("linked")
+        except (AttributeError, PermissionError):
+            log.append("no link")
+        else:
+            if rm_fails:
+                raise OSError("rm")
+            log.append("removed")
+    except OSError as e:
+        log.append(str(e))
+    return uniq, log
+""", "f", [([], False, False), ([], True, False), ([], False, True)], ALL),
 }
 
 

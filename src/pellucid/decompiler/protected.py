@@ -21,7 +21,7 @@ from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stop_sets import group_stop
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
-from pellucid.decompiler.structure import Ctx, past_lone_jumps
+from pellucid.decompiler.structure import Ctx, past_lone_jumps, same_code
 
 
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
@@ -700,8 +700,15 @@ class ProtectedBuilder:
             # (``except KeyError: break`` when the code after the loop is not copied into
             # the clause): its ``break``.
             hs, hstack, hend = hs + [ast.Break()], None, None
+        copied_end: Optional[Block] = None
         if hstack is not None and hend is not after and hend not in copies:
-            raise StructureError("an except clause goes on where the try statement does not")
+            if hend is None or ctx.region is None or (hend.origin or hend) in ctx.region \
+                    or exit_block is None or exit_block is after:
+                raise StructureError("an except clause goes on where the try statement does not")
+            # The clauses run off the end of the enclosing ``try`` into a copy of the code
+            # after it (3.12+ copy a short ``return x``): where the ``else`` clause runs off
+            # it too, if that is the same code, is where the statement goes on (checked below).
+            copied_end = hend
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers)
@@ -741,6 +748,11 @@ class ProtectedBuilder:
                 _inline_tails([(h, getattr(h, "_trailing", None) or []) for h in handlers])
                 trailing = None
                 after = else_end
+            if copied_end is not None:
+                if else_stack is None or else_end is None \
+                        or not (else_end is copied_end or same_code(else_end, copied_end)):
+                    raise StructureError("an except clause goes on where the try statement does not")
+                after, copies = else_end, [copied_end]
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
