@@ -330,6 +330,30 @@ def f(log, chunks, wanted, timeout):
 """, "f", [([], ["ab", "cd", "x"], ["x"], None), ([], ["ab", "cd"], ["d"], 1),
            ([], ["ab", "cd", "ef"], ["f"], -1), ([], [], ["a"], None)],
         tuple(v for v in ALL if v != "3.10")),  # (3.10: "loop body runs on out of its region")
+    # ... and with a ``break`` beside that ``continue`` (the full telnetlib.Telnet.expect).
+    "while_not_continue_or_break_in_with": (QUIET + r"""
+def f(log, chunks, wanted, timeout):
+    eof = not chunks
+    with Quiet(log, False):
+        while not eof:
+            for i, w in enumerate(wanted):
+                if w in chunks[0]:
+                    return i, chunks[0]
+            if timeout is not None:
+                chunks.pop(0)
+                eof = not chunks
+                if timeout < 0:
+                    log.append("expired")
+                    break
+                else:
+                    continue
+            log.append("read")
+            chunks.pop(0)
+            eof = not chunks
+    return -1, log
+""", "f", [([], ["ab", "cd", "x"], ["x"], None), ([], ["ab", "cd"], ["d"], 1),
+           ([], ["ab", "cd", "ef"], ["f"], -1), ([], [], ["a"], None)],
+        tuple(v for v in ALL if v not in ("3.9", "3.10"))),  # (3.9: "loop body runs on out of its region")
     # G10: a ``try/except/else`` nested in a ``try`` body, the code after the outer ``try`` a
     # short ``return``: the inner clause runs off the outer region into a copy of it (3.10,
     # 3.12+), the ``else`` clause into the original (mailbox.Maildir.add).

@@ -20,6 +20,17 @@ from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
 _ENDS = TERMINAL
 
 
+def _straight_to(block: Block, target: Block) -> bool:
+    """``block`` runs straight (no test) into ``target``: ``x(); break``."""
+    for _ in range(16):
+        if block is target:
+            return True
+        if len(block.succs) != 1 or block.last.op in POP_JUMPS:
+            return False
+        block = block.succs[0]
+    return False
+
+
 class _GuardNotLoop(StructureError):
     """(a test read as a ``while`` loop's guard has no such loop after it)"""
 
@@ -677,9 +688,12 @@ class LoopBuilder:
             # hold tests of its own (``if a: if b: x() else: y(); continue``), and a jump into
             # it is an ``if`` arm's way to its ``continue``, not a ``break``.)
             after_inner = past_lone_jumps(lt[1]) in extra or past_lone_jumps(lt[1]) is header
+            exit_ = past_lone_jumps(lt[1])
             if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
                     (x.last.op not in POP_JUMPS or not after_inner)
-                    and all(s is header or s in extra for s in x.succs)
+                    and all(s is header or s in extra
+                            or (not after_inner and _straight_to(s, exit_))  # (a ``break``)
+                            for s in x.succs)
                     and not (after_inner and any(p in clauses and p.last.op == "JUMP" and p.jump is x
                                                  for p in x.preds))
                     for x in extra):
