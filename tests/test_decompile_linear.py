@@ -96,24 +96,20 @@ def _cpu(code: types.CodeType, runs: int) -> float:
 
 # (shape, Python) -> what is still quadratic there; only shrinks.  Measured at load ~15:
 # try 44.6x on 3.8, 19.3x on 3.9, 18.0x on 3.10 (3.11-3.15: 11-14x).  elif (125 -> 1250
-# instructions): 3.8 63x before the group cache in structure._sub_condition, 24-30x after on
-# 3.8, 3.9 and 3.11; 16x on 3.10 and 3.12-3.15, which write the chain as separate ``if``s
-# ending in copies of its tail.
-_EMIT_WALK = "body.emit walks each nested if statement of the chain whole"
+# instructions): 3.13 63x before the group cache in structure._sub_condition; after it 16x on
+# 3.10 and 3.12-3.15, which write the chain as separate ``if``s ending in copies of its tail.
 QUADRATIC = {
     # the 3.8 ``finally`` subroutines are rewritten one region at a time, each rescanning the
     # whole instruction list (bytecode/legacy_finally.rewrite); ``except ... as e`` is one
     ("try", (3, 8)): "legacy_finally.rewrite rescans every instruction per finally region",
-    # each ``elif`` is one more ``if`` statement nested in the one before, and body.emit walks
-    # every statement it emits whole (all_nodes, _writes_and_runs): the whole rest of the chain
-    ("elif", (3, 8)): _EMIT_WALK,
-    ("elif", (3, 9)): _EMIT_WALK,
-    ("elif", (3, 11)): _EMIT_WALK,
 }
 # Up to 3.10 an except clause's probe stops at every block after its POP_EXCEPT, found by a
 # walk of the rest of the function per handler (protected._beyond_pop_except): quadratic, but
 # near the bound at 20k instructions, so it can pass or fail: not asserted either way there.
-NEAR_BOUND = {("try", (3, 9)), ("try", (3, 10))}
+# 3.8, 3.9 and 3.11 nest each ``elif`` in the ``if`` before it, and body.emit walks every
+# statement it emits whole (body._statement_facts), so the whole rest of the chain once per
+# ``elif``: measured 22-25x after the group cache, near the bound too.
+NEAR_BOUND = {("try", (3, 9)), ("try", (3, 10)), ("elif", (3, 8)), ("elif", (3, 9)), ("elif", (3, 11))}
 
 
 def _params():
