@@ -118,6 +118,7 @@ class _Joiner:
         s.heap = {}
         # Later allocations must not reuse an identity either state already holds.
         s.nalloc = max(a.nalloc, b.nalloc)
+        s.nmeth = max(a.nmeth, b.nmeth)
         # (most terms are the same object in both states: no call for those)
         s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
         # (only the names whose terms are not the same object in both are looked at: most are,
@@ -319,7 +320,7 @@ def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
 
 def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
     # (the heap is matched on its own, see ``instance``; the int first: the cheapest mismatch)
-    return (s.nalloc, tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
+    return (s.nalloc, s.nmeth, tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
             tuple(s.ehstack))
 
 
@@ -618,8 +619,8 @@ class Explorer:
             escape_lists(c, [ec.key] + [get(name, UNBOUND) for name in self.cand.sorted_cells],
                          q.epoch, self.memo)
         q.epoch += 1
-        o.nalloc = 0
-        c.nalloc = 0
+        o.nalloc = c.nalloc = 0
+        o.nmeth = c.nmeth = 0
         # User code (a closure) may have rebound any cell.  (One term per name for both sides:
         # comparisons of the two states then find the same object.)
         if self.cellnames:
