@@ -2018,7 +2018,8 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, e
         if name == "tuple" and is_list(x) and x in st.heap:
             pure(("tuple", st.heap[x]))
             return None
-        if name == "tuple" and x[0] == "list":
+        if name == "tuple" and is_list(x):
+            # (an opaque list, or a loop's variable standing for exact lists: LIST_TO_TUPLE)
             return _effect(st, ins, ("list_to_tuple", x), n, 1)
     if len(args) == 2:
         if name == "isinstance" and is_exception(args[0]):
