@@ -112,6 +112,16 @@ DIFFERENT = [
     ("star tuple with keywords vs plain call", "def f(g, a, b):\n    return g(*(a,), b=b)\n",
      "def f(g, a, b):\n    return g(a, b)\n"),
     ("swapped call order", "def f(a, b):\n    a()\n    b()\n", "def f(a, b):\n    b()\n    a()\n"),
+    # Lists the loop forgets are matched between the programs by canonical names: the roles of
+    # two lists swapped, or the candidate's temporaries holding them in another order, must
+    # still be told apart.
+    ("the other list grows in the loop",
+     "def f(xs, g):\n    a = []\n    b = []\n    for x in xs:\n        a.append(x)\n    return g(a, b)\n",
+     "def f(xs, g):\n    a = []\n    b = []\n    for x in xs:\n        b.append(x)\n    return g(a, b)\n"),
+    ("lists in temporaries, swapped after the loop",
+     "def f(xs, g):\n    a = []\n    b = [1]\n    for x in xs:\n        a.append(x)\n    return g(a, b)\n",
+     "def f(xs, g):\n    __pellucid_p = []\n    __pellucid_q = [1]\n    for x in xs:\n"
+     "        __pellucid_p.append(x)\n    return g(__pellucid_q, __pellucid_p)\n"),
     ("different constant", "def f(g):\n    return g(1)\n", "def f(g):\n    return g(2)\n"),
     ("int vs bool constant", "def f(g):\n    return g(1)\n", "def f(g):\n    return g(True)\n"),
     ("float sign", "def f(g):\n    return g(0.0)\n", "def f(g):\n    return g(-0.0)\n"),
@@ -417,6 +427,13 @@ SAME = [
     ("lists built where paths met, aliased and nested",
      PROFILER_TESTS + "    c = [a]\n    return m(c, [c, a], k(), c)\n",
      PROFILER_TESTS + "    c = [a]\n    __pellucid_t = k()\n    return m(c, [c, a], __pellucid_t, c)\n"),
+    # The candidate builds a list of its own first, so the lists both programs build are named
+    # differently on the two sides when the loop forgets them (idlelib's Parser._study2, pdb's
+    # main on 3.12: "lists being built reach a loop with different contents").
+    ("a list of the candidate's own before a list growing in a loop",
+     "def f(xs, g):\n    out = []\n    for x in xs:\n        out.append(x)\n    return g(out)\n",
+     "def f(xs, g):\n    __pellucid_s = [0]\n    out = []\n    for x in xs:\n"
+     "        out.append(x)\n    return g(out)\n"),
     # The fallback's LIST_TO_TUPLE is ``tuple(l)``; in a loop ``l`` is a variable standing for
     # the exact lists each iteration builds (asyncio's FastChildWatcher._do_waitpid_all).
     ("star call in a loop vs tuple() of the list",

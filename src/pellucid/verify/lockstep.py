@@ -194,17 +194,27 @@ def _canonical_side(st: MState, memo: Memo) -> bool:
     gc_lists(st, memo)
     if not st.heap:
         return True
-    roots: List[Any] = list(st.stack)
-    roots += [st.vars[n] for n in sorted(st.vars)]
+    # The program's own variables first: the two programs' observations agree on them, so their
+    # lists get the same canonical names on both sides (which ``join`` needs when it forgets
+    # them: corresponding lists must be named alike); then the stack and the decompiler's
+    # temporaries, which lay out alike in the two programs less often.
+    names = sorted(st.vars)
+    roots: List[Any] = [st.vars[n] for n in names if not n.startswith("__pellucid")]
+    roots += st.stack
+    roots += [st.vars[n] for n in names if n.startswith("__pellucid")]
     roots += [st.excinfo, tuple(st.ehstack), st.unwinding]
     found = reachable_lists(roots, st.heap, memo)
     heap = st.heap
     if len([t for t in found if t in heap]) != len(heap):
         return False  # (known lists reached only through truths: no canonical order)
     mapping: Dict[Term, Term] = {}
+    # (numbered per kind: a function only the fallback builds does not shift the lists' numbers)
+    count: Dict[str, int] = {}
     for t in found:
         if t in heap:
-            mapping[t] = (t[0], _CANON, len(mapping))
+            n = count.get(t[0], 0)
+            count[t[0]] = n + 1
+            mapping[t] = (t[0], _CANON, n)
         elif t[1] == _CANON:
             return False
     rename_lists(st, mapping, memo)
@@ -243,10 +253,60 @@ def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Opt
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
+def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Optional[Pair]:
+    """``join`` forgetting the known lists (as below), after naming them canonically: the two
+    programs name a list by when they built it, which differs when one built others in between
+    (the fallback's saved slots...); forgotten under those names, corresponding lists would
+    become unrelated opaque lists.  Canonically named, a list of the original and one of the
+    candidate with the same name correspond -- forgetting them is sound only when their contents
+    agree, which ``can_forget_lists_except`` checks, as it does for lists named alike.  The
+    forgotten lists of ``a`` are then renamed apart, with fresh names shared by its two
+    programs, and likewise those of ``b``: the generalisation makes each pair of those one
+    variable, the same in both programs."""
+    if not (a.o.heap or a.c.heap or b.o.heap or b.c.heap):
+        return None
+    ca = _canonical(a, memo)
+    cb = _canonical(b, memo)
+    if ca is None or cb is None:
+        return None
+    keep_o = _same_objects(ca.o.heap, cb.o.heap)
+    keep_c = _same_objects(ca.c.heap, cb.c.heap)
+    for q in (ca, cb):
+        if not can_forget_lists_except(q.o, q.c, keep_o, keep_c, memo):
+            return None
+    for q in (ca, cb):
+        mapping: Dict[Term, Term] = {}
+        # (a name kept on one side only stays, opaque on the other: it is not matched there
+        # against any known object, and a later canonical naming refuses it -- see
+        # ``_canonical_side``)
+        for t in sorted(set(q.o.heap) | set(q.c.heap), key=repr):
+            if t not in keep_o and t not in keep_c:
+                counter[0] += 1
+                mapping[t] = (t[0], "f", counter[0])
+        for st, keep in ((q.o, keep_o), (q.c, keep_c)):
+            st.heap = {k: v for k, v in st.heap.items() if k in keep}
+            rename_lists(st, mapping, memo)
+    j = _Joiner(counter, ca.facts, cb.facts)
+    o = j.state(ca.o, cb.o)
+    c = j.state(ca.c, cb.c)
+    if any(_holds_canonical(x) or _holds_canonical(y) for x, y in j.memo):
+        return None
+    o.heap = keep_o
+    c.heap = keep_c
+    if keep_o:
+        gc_lists(o, memo)
+        gc_lists(c, memo)
+    facts = {k: v for k, v in ca.facts.items() if cb.facts.get(k) == v}
+    return Pair(o, c, facts, max(a.epoch, b.epoch))
+
+
 def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     kept = _join_keeping_lists(a, b, counter, memo)
     if kept is not None:
         return kept
+    aligned = _join_forgetting_aligned(a, b, counter, memo)
+    if aligned is not None:
+        return aligned
     # Known list contents would grow at each iteration: the joined state keeps only the known
     # objects both states hold alike (a function built before a loop, say).  (So the states
     # are only checked to allow forgetting the others, not copied to forget them.)
