@@ -434,6 +434,12 @@ SAME = [
      "def f(xs, g):\n    out = []\n    for x in xs:\n        out.append(x)\n    return g(out)\n",
      "def f(xs, g):\n    __pellucid_s = [0]\n    out = []\n    for x in xs:\n"
      "        out.append(x)\n    return g(out)\n"),
+    # The fallback's FORMAT_SIMPLE / FORMAT_VALUE is ``format(x, '')``; of a str constant it is
+    # that str (profiling.sampling.sample:SampleProfiler.sample, 3.15).
+    ("format() of a str constant vs an f-string",
+     "def f(g, x):\n    s = '' if x else 's'\n    return g(f'{s}')\n",
+     "def f(g, x):\n    import builtins as __pellucid_builtins\n    s = '' if x else 's'\n"
+     "    return g(__pellucid_builtins.format(s, ''))\n"),
     # The fallback's LIST_TO_TUPLE is ``tuple(l)``; in a loop ``l`` is a variable standing for
     # the exact lists each iteration builds (asyncio's FastChildWatcher._do_waitpid_all).
     ("star call in a loop vs tuple() of the list",

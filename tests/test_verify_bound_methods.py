@@ -304,7 +304,8 @@ SWEEP_ROWS = ["asyncio.unix_events:FastChildWatcher._do_waitpid_all",  # 3.9-3.1
               "idlelib.pyparse:Parser._study2",  # 3.8-3.13
               "pdb:main",  # 3.8, 3.9, 3.12
               "asyncio.sslproto:_SSLPipe.feed_ssldata",  # 3.8-3.10 (too large before)
-              "multiprocessing.forkserver:main"]  # 3.14, 3.15
+              "multiprocessing.forkserver:main",  # 3.14, 3.15
+              "profiling.sampling.sample:SampleProfiler.sample"]  # 3.15 (format() of a str)
 
 
 @pytest.mark.parametrize("spec", SWEEP_ROWS)

@@ -1988,6 +1988,12 @@ def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: 
     return _effect(st, ins, ("list_" + name, lst, v), n, 0, lambda s, r: s.stack.append(none))
 
 
+def _is_str_const(t: Term) -> bool:
+    """A str constant: ``format(t, '')`` is ``t`` itself (``str.__format__`` with an empty spec
+    returns an exact str unchanged), running no user code."""
+    return t[0] == "const" and t[1] == "str"
+
+
 def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, epoch: int) -> Any:
     """Calls of builtins the fallback translation uses for what an instruction does directly.
 
@@ -2027,8 +2033,14 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, e
         if name == "issubclass" and args[0][0] == "typeof":
             return _effect(st, ins, ("exc_match", args[0][1], args[1]), n, 1, bool_result=True)
         if name == "format":
+            if args[1] == _EMPTY_STR and _is_str_const(args[0]):
+                pure(args[0])  # (as FORMAT of a str constant without a spec, below)
+                return None
             return _effect(st, ins, ("format", -1, args[0], args[1]), n, 1)
     if len(args) == 1 and name == "format":
+        if _is_str_const(args[0]):
+            pure(args[0])
+            return None
         return _effect(st, ins, ("format", -1, args[0], _EMPTY_STR), n, 1)
     if len(args) == 1 and name in _CONVERSIONS:
         # str(x), repr(x), ascii(x): what the f-string conversions call (PyObject_Str...).
