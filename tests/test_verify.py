@@ -112,6 +112,16 @@ DIFFERENT = [
     ("star tuple with keywords vs plain call", "def f(g, a, b):\n    return g(*(a,), b=b)\n",
      "def f(g, a, b):\n    return g(a, b)\n"),
     ("swapped call order", "def f(a, b):\n    a()\n    b()\n", "def f(a, b):\n    b()\n    a()\n"),
+    # A global read right after a loop is the global's value in the joined state's epoch
+    # (linecache:updatecache, 3.12+): its value must still change at every effect.
+    ("a global read again after an effect vs kept",
+     "def f(g, xs):\n    for x in xs:\n        g(x)\n    a = G\n    g(0)\n    return (a, G)\n",
+     "def f(g, xs):\n    for x in xs:\n        g(x)\n    a = G\n    g(0)\n    return (a, a)\n"),
+    ("a global read once vs at each test of a loop",
+     "def f(g):\n    while G:\n        g()\n", "def f(g):\n    t = G\n    while t:\n        g()\n"),
+    ("a global read once vs twice around an effect after a loop",
+     "def f(g, xs):\n    for x in xs:\n        if x:\n            g(x)\n    return (G, g(1), G)\n",
+     "def f(g, xs):\n    for x in xs:\n        if x:\n            g(x)\n    t = G\n    return (t, g(1), t)\n"),
     # Lists the loop forgets are matched between the programs by canonical names: the roles of
     # two lists swapped, or the candidate's temporaries holding them in another order, must
     # still be told apart.
@@ -434,6 +444,9 @@ SAME = [
      "def f(xs, g):\n    out = []\n    for x in xs:\n        out.append(x)\n    return g(out)\n",
      "def f(xs, g):\n    __pellucid_s = [0]\n    out = []\n    for x in xs:\n"
      "        out.append(x)\n    return g(out)\n"),
+    ("a global read twice between the same effects, after a loop",
+     "def f(g, xs):\n    for x in xs:\n        if x:\n            g(x)\n    return (G, g(G))\n",
+     "def f(g, xs):\n    for x in xs:\n        if x:\n            g(x)\n    t = G\n    return (t, g(G))\n"),
     # The fallback's FORMAT_SIMPLE / FORMAT_VALUE is ``format(x, '')``; of a str constant it is
     # that str (profiling.sampling.sample:SampleProfiler.sample, 3.15).
     ("format() of a str constant vs an f-string",

@@ -38,7 +38,7 @@ class TooLarge(Exception):
 
 
 class Pair:
-    __slots__ = ("o", "c", "facts", "epoch", "names", "rounds")
+    __slots__ = ("o", "c", "facts", "epoch", "names", "rounds", "reads")
 
     def __init__(self, o: MState, c: MState, facts: Dict[Term, bool], epoch: int) -> None:
         self.o, self.c, self.facts, self.epoch = o, c, facts, epoch
@@ -48,6 +48,9 @@ class Pair:
         # The variable names of ``o`` and of ``c``, sorted, once ``instance`` needed them (only
         # for a kept pair: those are never changed).
         self.names: Optional[Tuple[List[str], List[str]]] = None
+        # The globals read in ``epoch`` that the states or facts hold, once ``instance``
+        # needed them (only for a kept pair: those are never changed).
+        self.reads: Optional[set] = None
 
     def copy(self) -> "Pair":
         # (without __init__: a copy is made at almost every event)
@@ -57,6 +60,7 @@ class Pair:
         p.facts = self.facts.copy()
         p.epoch = self.epoch
         p.names = None
+        p.reads = None
         p.rounds = self.rounds
         return p
 
@@ -74,8 +78,12 @@ _STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is", "converted", "t
 
 class _Joiner:
     def __init__(self, counter: List[int], facts_a: Dict[Term, bool],
-                 facts_b: Dict[Term, bool]) -> None:
+                 facts_b: Dict[Term, bool], epoch_a: int = -1, epoch_b: int = -1) -> None:
         self.memo: Dict[Tuple[Term, Term], Term] = {}
+        # A global read in its state's current epoch (no effect since) is the global's value
+        # now: two of the same name stay one, in the joined state's epoch (see ``_current``).
+        self.epoch_a, self.epoch_b = epoch_a, epoch_b
+        self.epoch = max(epoch_a, epoch_b)
         self.counter = counter
         # (a variable that may be unbound but was found bound on that path is bound there)
         self.facts_a = facts_a
@@ -90,6 +98,9 @@ class _Joiner:
                     return ("tuple", tuple(self.term(x, y) for x, y in zip(a[1], b[1])))
             else:
                 return (a[0],) + tuple(self.term(x, y) for x, y in zip(a[1:], b[1:]))
+        if a[0] == "g" and b[0] == "g" and len(a) == 3 and len(b) == 3 and a[1] == b[1] \
+                and a[2] == self.epoch_a and b[2] == self.epoch_b and self.epoch_a >= 0:
+            return ("g", a[1], self.epoch)
         key = (a, b)
         v = self.memo.get(key)
         if v is None:
@@ -140,6 +151,77 @@ class _Joiner:
             eh.append((la, term(ta, tb)))
         s.ehstack = eh
         return s
+
+
+def _joined_facts(fa: Dict[Term, bool], fb: Dict[Term, bool], ea: int, eb: int) -> Dict[Term, bool]:
+    """The facts both states hold; and whether a global read in each state's current epoch is
+    bound, when both agree, for the joined state's epoch (see ``_Joiner``)."""
+    facts = {k: v for k, v in fa.items() if fb.get(k) == v}
+    if ea != eb:
+        e = max(ea, eb)
+        for k, v in fa.items():
+            if k[0] == "bound" and k[1][0] == "g" and len(k[1]) == 3 and k[1][2] == ea:
+                if fb.get(("bound", ("g", k[1][1], eb))) == v:
+                    facts[("bound", ("g", k[1][1], e))] = v
+    return facts
+
+
+def _current_reads(t: Any, epoch: int, out: set) -> None:
+    """The globals read in ``epoch`` that the term ``t`` holds (into ``out``)."""
+    todo = [t]
+    while todo:
+        x = todo.pop()
+        if type(x) is tuple:
+            if len(x) == 3 and x[0] == "g" and x[2] == epoch:
+                out.add(x[1])
+            else:
+                todo.extend(x)
+
+
+def _state_terms(st: MState) -> List[Any]:
+    return [st.stack, list(st.vars.values()), st.excinfo, st.ehstack, st.unwinding,
+            list(st.heap.items())]
+
+
+def _relabelled(general: Pair, p: Pair) -> Optional[Pair]:
+    """``p`` with its global reads of its current epoch as reads of ``general``'s, when
+    ``general`` holds such reads and the epochs differ (``p`` itself otherwise); None when
+    ``p`` already holds reads of ``general``'s epoch (two reads would become one)."""
+    if general.epoch == p.epoch:
+        return p
+    found = general.reads
+    if found is None:
+        found = set()
+        _current_reads((_state_terms(general.o), _state_terms(general.c),
+                        list(general.facts)), general.epoch, found)
+        general.reads = found
+    if not found:
+        return p
+    clash: set = set()
+    _current_reads((_state_terms(p.o), _state_terms(p.c), list(p.facts)), general.epoch, clash)
+    if clash:
+        return None
+    e_p, e_g = p.epoch, general.epoch
+
+    def ren(t: Any) -> Any:
+        if type(t) is not tuple:
+            return t
+        if len(t) == 3 and t[0] == "g" and t[2] == e_p:
+            return ("g", t[1], e_g)
+        return tuple([ren(x) for x in t])
+
+    q = p.copy()
+    for st in (q.o, q.c):
+        st.stack = [ren(t) for t in st.stack]
+        st.vars = {k: ren(v) for k, v in st.vars.items()}
+        st.excinfo = ren(st.excinfo)
+        st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
+        st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
+        if st.unwinding is not None:
+            st.unwinding = ren(st.unwinding)
+    q.facts = {ren(k): v for k, v in q.facts.items()}
+    q.epoch = e_g
+    return q
 
 
 def _forgettable(p: Pair, keep_o: Dict[Term, Any], keep_c: Dict[Term, Any], memo: Memo) -> None:
@@ -242,14 +324,14 @@ def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Opt
     for x, y in ((ca.o, cb.o), (ca.c, cb.c)):
         if x.heap.keys() != y.heap.keys() or any(len(v) != len(y.heap[k]) for k, v in x.heap.items()):
             return None
-    j = _Joiner(counter, ca.facts, cb.facts)
+    j = _Joiner(counter, ca.facts, cb.facts, a.epoch, b.epoch)
     o = j.state(ca.o, cb.o)
     c = j.state(ca.c, cb.c)
     o.heap = {k: tuple([j.term(x, y) for x, y in zip(v, cb.o.heap[k])]) for k, v in ca.o.heap.items()}
     c.heap = {k: tuple([j.term(x, y) for x, y in zip(v, cb.c.heap[k])]) for k, v in ca.c.heap.items()}
     if any(_holds_canonical(x) or _holds_canonical(y) for x, y in j.memo):
         return None
-    facts = {k: v for k, v in ca.facts.items() if cb.facts.get(k) == v}
+    facts = _joined_facts(ca.facts, cb.facts, a.epoch, b.epoch)
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
@@ -286,7 +368,7 @@ def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo) -
         for st, keep in ((q.o, keep_o), (q.c, keep_c)):
             st.heap = {k: v for k, v in st.heap.items() if k in keep}
             rename_lists(st, mapping, memo)
-    j = _Joiner(counter, ca.facts, cb.facts)
+    j = _Joiner(counter, ca.facts, cb.facts, a.epoch, b.epoch)
     o = j.state(ca.o, cb.o)
     c = j.state(ca.c, cb.c)
     if any(_holds_canonical(x) or _holds_canonical(y) for x, y in j.memo):
@@ -296,7 +378,7 @@ def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo) -
     if keep_o:
         gc_lists(o, memo)
         gc_lists(c, memo)
-    facts = {k: v for k, v in ca.facts.items() if cb.facts.get(k) == v}
+    facts = _joined_facts(ca.facts, cb.facts, a.epoch, b.epoch)
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
@@ -314,7 +396,7 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     keep_c = _same_objects(a.c.heap, b.c.heap)
     _forgettable(a, keep_o, keep_c, memo)
     _forgettable(b, keep_o, keep_c, memo)
-    j = _Joiner(counter, a.facts, b.facts)
+    j = _Joiner(counter, a.facts, b.facts, a.epoch, b.epoch)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
     o.heap = keep_o
@@ -322,7 +404,7 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     if keep_o or keep_c:
         gc_lists(o, memo)
         gc_lists(c, memo)
-    facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
+    facts = _joined_facts(a.facts, b.facts, a.epoch, b.epoch)
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
@@ -426,6 +508,11 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     # occurrence binds it, every other must be equal to the same term), so matching them
     # before the heaps, with the substitution carried on, answers as matching all at once;
     # and most kept states fail here, before any copy or walk.
+    if general.epoch != p.epoch:
+        relabelled = _relabelled(general, p)
+        if relabelled is None:
+            return False
+        p = relabelled
     if _named_canonically(general.o.heap) or _named_canonically(general.c.heap):
         # (known lists a generalisation kept through ``_join_keeping_lists`` are named
         # canonically; those ``join`` kept because both states held them alike are not)
