@@ -1022,6 +1022,13 @@ class ProtectedBuilder:
             if isinstance(s, ast.If):
                 s.body = self.strip_finally_copies(s.body, final, level, in_loop) or [ast.Pass()]
                 s.orelse = self.strip_finally_copies(s.orelse, final, level, in_loop)
+                if self._leaves_after(body[k + 1:], level, in_loop):
+                    # 3.10 copies the closing ``return`` into every arm after its copy of
+                    # ``finally``; the arms' returns were merged into one after the ``if``
+                    # (structure.py), which leaves the copy at the end of each arm.
+                    stripped = _without_tail_copy(s, dumped)
+                    if stripped is not None:
+                        s = stripped
             elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
                 s.body = self.strip_finally_copies(s.body, final, level, True) or [ast.Pass()]
                 s.orelse = self.strip_finally_copies(s.orelse, final, level, in_loop)
@@ -1523,6 +1530,30 @@ def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
             new_try.handlers.append(new_h)
         return new_try
     return stmt
+
+
+def _without_tail_copy(stmt: ast.If, dumped: List[str]) -> Optional[ast.If]:
+    """``stmt`` with the statements ``dumped`` removed from the end of every arm that falls
+    through it (nested ``if`` arms included); ``None`` unless every such arm ends in them (an
+    arm that falls through without them, an empty ``else`` too, would then skip them)."""
+    n = len(dumped)
+
+    def arm(stmts: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+        if _terminates(stmts):
+            return stmts
+        if len(stmts) >= n and [ast.dump(x) for x in stmts[-n:]] == dumped:
+            return stmts[:-n]
+        if stmts and isinstance(stmts[-1], ast.If):
+            inner = _without_tail_copy(stmts[-1], dumped)
+            return None if inner is None else stmts[:-1] + [inner]
+        return None
+
+    body, orelse = arm(stmt.body), arm(stmt.orelse)
+    if body is None or orelse is None:
+        return None
+    new = copy.copy(stmt)  # (keeps the statement's positions)
+    new.body, new.orelse = body or [ast.Pass()], orelse
+    return new
 
 
 def _fold_spilled_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
