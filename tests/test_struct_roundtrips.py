@@ -152,6 +152,33 @@ def f(log, x, y):
     finally:
         log.append("finally")
 """, "f", [([], 1, 1), ([], 1, 0), ([], 0, 1), ([], 0, 0), ([], 1, "s")], ALL),
+    # 3.10+ copy a short ending after a clause's POP_EXCEPT; the ``else`` clause either leaves
+    # (asyncio.futures._get_loop) or falls into the original of that copy (_pyio.FileIO.seekable).
+    "except_pass_else_return_then_return_attr": (r"""
+def f(obj):
+    try:
+        get = obj.get
+    except AttributeError:
+        pass
+    else:
+        return get()
+    return obj.fallback
+""", "f", [(types.SimpleNamespace(get=lambda: 1, fallback=2),),
+           (types.SimpleNamespace(fallback=3),), (None,)], ALL),
+    "except_else_falls_into_copied_return": (r"""
+def f(obj, fail):
+    if obj.state is None:
+        try:
+            obj.probe(fail)
+        except OSError:
+            obj.state = False
+        else:
+            obj.state = True
+    return obj.state
+""", "f", [(types.SimpleNamespace(state=None, probe=lambda x: 1 // x), 1),
+           (types.SimpleNamespace(state=None, probe=lambda x: 1 // x), 0),
+           (types.SimpleNamespace(state=None, probe=lambda x: open("/nonexistent/%s" % x)), 0),
+           (types.SimpleNamespace(state=4), 0)], ALL),
 }
 
 

@@ -740,7 +740,25 @@ class ProtectedBuilder:
                     return None, None
                 return list(else_stack), after
             if after is not None:
-                cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
+                cont, cont_stack, cont_end = self.walk(after, list(body_stack or stack), ctx, stop)
+                if cont and after is exit_block and not orelse \
+                        and [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
+                    # The body's way on is an ``else`` clause; the clauses go on with a copy
+                    # of the code after the statement (3.10+ copy a short ending such as
+                    # ``return x.y`` after the POP_EXCEPT).
+                    if cont_stack is None:
+                        # (the ``else`` clause returns or raises: the copy is the only code
+                        # after the statement)
+                        node.orelse = cont
+                        self.emit(out, node, stack)
+                        out.extend(trailing)
+                        return None, None
+                    if cont_end is not None and cont_end is not after \
+                            and self._walks_to(cont_end, cont_stack, ctx, stop, trailing):
+                        # (the ``else`` clause falls into the code the clauses have a copy of)
+                        node.orelse = cont
+                        self.emit(out, node, stack)
+                        return list(cont_stack), cont_end
                 if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
                     raise StructureError("except clauses continue differently from the try")
             self.emit(out, node, stack)
@@ -751,6 +769,18 @@ class ProtectedBuilder:
             return None, None
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
+
+    def _walks_to(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                  expected: List[ast.stmt]) -> bool:
+        """The code from ``block`` (even where the walk would stop) is ``expected``, and leaves."""
+        saved = self.save_state()
+        try:
+            got, got_stack, _ = self.walk(block, list(stack), ctx, stop - {block})
+        except StructureError:
+            return False
+        finally:
+            self.restore_state(saved)
+        return got_stack is None and [ast.dump(x) for x in got] == [ast.dump(x) for x in expected]
 
     def _region_leaves(self, ctx: Ctx) -> FrozenSet[Block]:
         """Blocks normal flow reaches on leaving the region of ``ctx.exc``, except paths that
