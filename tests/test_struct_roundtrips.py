@@ -179,6 +179,18 @@ def f(obj, fail):
            (types.SimpleNamespace(state=None, probe=lambda x: 1 // x), 0),
            (types.SimpleNamespace(state=None, probe=lambda x: open("/nonexistent/%s" % x)), 0),
            (types.SimpleNamespace(state=4), 0)], ALL),
+    # 3.8-3.10: ``if a or b: return`` in a ``with``: the path that calls ``__exit__`` and
+    # returns is entered by both tests (_pyio.BufferedWriter.close, FastChildWatcher.__exit__).
+    "with_if_or_return_then_code_after": (QUIET + r"""
+def f(log, items, suppress):
+    with Quiet(log, suppress):
+        log.append(1 // len(items))
+        if items[0] or not items[1:]:
+            return
+        v = str(items[1:])
+    log.append(v)
+""", "f", [([], [1], True), ([], [0, 2], True), ([], [0], True), ([], [], True),
+           ([], [], False), ([], [0, 3], False)], ALL),
 }
 
 

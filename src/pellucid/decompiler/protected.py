@@ -211,7 +211,8 @@ class ProtectedBuilder:
 
         It is walked in the context the statement itself was built in, so a path that also
         leaves enclosing ``try``/``with`` statements is read by them in turn."""
-        if len(block.preds) != 1 and (self._absorb.get(ctx.exc) != "finally" or ctx.region is None
+        if len(block.preds) != 1 and (self._absorb.get(ctx.exc) not in ("finally", "with")
+                                      or ctx.region is None
                                       or any(p not in ctx.region or p.last.op not in POP_JUMPS
                                              for p in block.preds)):
             return None  # (several jumps from a try body: ``if a or b: break``)
