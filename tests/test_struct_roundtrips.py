@@ -191,6 +191,36 @@ def f(log, items, suppress):
     log.append(v)
 """, "f", [([], [1], True), ([], [0, 2], True), ([], [0], True), ([], [], True),
            ([], [], False), ([], [0, 3], False)], ALL),
+    # A clause that returns out of an enclosing ``try/finally`` (the compiler pops the
+    # exception, then runs the ``finally`` copy), and a body whose way on runs off that
+    # statement's region (lib2to3 RefactoringTool.refactor_string, tabnanny.check, uuid).
+    "try_except_return_finally_then_code": (r"""
+def f(log, data):
+    try:
+        tree = 10 // data
+    except ZeroDivisionError as err:
+        log.append(type(err).__name__)
+        return
+    finally:
+        log.append("finally")
+    log.append(tree)
+    return tree
+""", "f", [([], 2), ([], 0), ([], "x")], ALL),
+    "try_except_return_constant_in_outer_finally": (r"""
+def f(log, data):
+    try:
+        log.append("start")
+        try:
+            tree = 10 // data
+        except ZeroDivisionError:
+            log.append("zero")
+            return -1
+        log.append(tree)
+    finally:
+        log.append("finally")
+    return tree
+""", "f", [([], 2), ([], 0), ([], "x")], ALL[:6]),  # (3.14+: "except clauses continue
+                                                   # differently from the try", not measured)
 }
 
 

@@ -688,7 +688,7 @@ class ProtectedBuilder:
             raise StructureError("an except clause goes on where the try statement does not")
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
-        trailing = self._split_trailing(handlers)
+        trailing = self._split_trailing(handlers, level)
         if trailing is not None and self._copied_tail_only and after is not None:
             # Only ``return x`` copies say the clauses go on after the statement: so must the
             # body's exit, or they were the clauses' own.
@@ -712,6 +712,13 @@ class ProtectedBuilder:
                 # stopped at the loop's continue point (an enclosing if merges there)
                 self.emit(orelse, jump, else_stack)  # type: ignore[arg-type]
                 else_stack = None
+            if else_stack is not None and else_end is not after and after is None \
+                    and hstack is None and else_end is not None and ctx.region is not None \
+                    and (else_end.origin or else_end) not in ctx.region:
+                # No clause goes on, and the body's way on runs off the end of the enclosing
+                # statement's region (into its ``finally`` copy, ≤3.10 after popping its
+                # block): the statement ends there.
+                after = else_end
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
@@ -915,13 +922,24 @@ class ProtectedBuilder:
                 h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + [ast.Break()]
                 h._trailing = []  # type: ignore[attr-defined]
 
-    def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
-        """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""
+    def _split_trailing(self, handlers: List[ast.ExceptHandler],
+                        level: Optional[int] = None) -> Optional[List[ast.stmt]]:
+        """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy.
+
+        ``level``: the statement's handler level (a clause's ``return`` out of enclosing
+        ``try/finally`` statements runs their ``finally`` copies after the POP_EXCEPT)."""
         found: Optional[List[ast.stmt]] = None
         deferred: List[Tuple[ast.ExceptHandler, List[ast.stmt]]] = []
         for h in handlers:
             tail = getattr(h, "_trailing", None)
             if not tail:
+                continue
+            if level is not None and len(tail) > 1 and self._leaves_through_finals(tail, level):
+                # ``return <constant>``/``break``/``continue`` in the clause, leaving enclosing
+                # ``finally`` statements: the compiler pops the exception, then runs their
+                # copies, then the jump; a value is no concern, being a constant.
+                h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + tail
+                h._trailing = []  # type: ignore[attr-defined]
                 continue
             local_names = self._local_names()
             if _safe_after_clause(tail, h.name, local_names) \
@@ -958,6 +976,17 @@ class ProtectedBuilder:
                         raise StructureError("some except clauses fall through, others continue")
         self._deferred_tails = deferred
         return found
+
+    def _leaves_through_finals(self, tail: List[ast.stmt], level: int) -> bool:
+        """``tail`` is copies of the ``finally`` bodies enclosing ``level``'s statement and
+        then ``return <constant>``/``break``/``continue`` (nothing else)."""
+        body = self._drop_outer_copies(list(tail), level)
+        if len(body) != 1 or len(body) == len(tail):
+            return False
+        last = body[0]
+        if isinstance(last, ast.Return):
+            return _is_constant(last.value)
+        return isinstance(last, (ast.Break, ast.Continue))
 
     def _local_names(self) -> FrozenSet[str]:
         code = self.code  # type: ignore[attr-defined]
@@ -1313,9 +1342,18 @@ def _is_pass_body(stmts: List[ast.stmt]) -> bool:
     return len(stmts) == 1 and isinstance(stmts[0], ast.Pass)
 
 
+def _is_constant(value: Optional[ast.expr]) -> bool:
+    """``value`` is one LOAD_CONST: a constant, or a negative number (``-1`` is written as a
+    unary minus on ``1``)."""
+    if value is None or isinstance(value, ast.Constant):
+        return True
+    return isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)) \
+        and isinstance(value.operand, ast.Constant) and type(value.operand.value) in (int, float, complex)
+
+
 def _computed_before(value: Optional[ast.expr], seq: int) -> bool:
     """``value`` is a constant or was on the stack before instruction stamp ``seq``."""
-    if value is None or isinstance(value, ast.Constant):
+    if _is_constant(value):
         return True
     return getattr(value, "_seq", seq + 1) <= seq
 
