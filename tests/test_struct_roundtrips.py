@@ -221,6 +221,27 @@ def f(log, data):
     return tree
 """, "f", [([], 2), ([], 0), ([], "x")], ALL[:6]),  # (3.14+: "except clauses continue
                                                    # differently from the try", not measured)
+    # 3.8/3.9: ``except E: break`` in a ``for`` loop, the try's ``else`` clause going on:
+    # the clause's walk stopped at the loop's exit, in its stop set (inspect.BoundArguments.args,
+    # http.cookiejar.CookieJar._normalized_cookie_tuples).
+    "for_try_except_break_else_goes_on": (r"""
+def f(params, arguments):
+    args = []
+    for name in params:
+        if name is None:
+            break
+        try:
+            arg = arguments[name]
+        except KeyError:
+            break
+        else:
+            if name == "v":
+                args.extend(arg)
+            else:
+                args.append(arg)
+    return tuple(args)
+""", "f", [(["a", "v", "b"], {"a": 1, "v": [2, 3], "b": 4}), (["a", "x", "b"], {"a": 1, "b": 2}),
+           (["a", None, "b"], {"a": 1, "b": 2}), (["v"], {"v": 5}), ([[]], {})], ALL),
 }
 
 

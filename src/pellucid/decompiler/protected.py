@@ -684,6 +684,14 @@ class ProtectedBuilder:
         if after is None and hstack is not None and hend is not None and exit_block is None:
             # the clauses' way on found by walking them: off the end of an enclosing try
             after = hend
+        if hstack is not None and hend is not None and hend is not after and hend not in copies:
+            jump = self.loop_jump(hend, ctx)
+            if jump is not None:
+                # stopped at the loop's exit or continue point (the walk's stop set holds
+                # it): the clause ends in ``break``/``continue`` (3.8/3.9: ``except E: break``
+                # in a ``for`` loop whose ``else`` clause goes on)
+                self.emit(hs, jump, hstack)  # type: ignore[arg-type]
+                hstack, hend = None, None
         if hstack is not None and hend is not after and hend not in copies:
             raise StructureError("an except clause goes on where the try statement does not")
         handlers = self.parse_handlers(hs)
