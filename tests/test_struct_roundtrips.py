@@ -242,6 +242,26 @@ def f(params, arguments):
     return tuple(args)
 """, "f", [(["a", "v", "b"], {"a": 1, "v": [2, 3], "b": 4}), (["a", "x", "b"], {"a": 1, "b": 2}),
            (["a", None, "b"], {"a": 1, "b": 2}), (["v"], {"v": 5}), ([[]], {})], ALL),
+    # A clause's ``return`` out of a ``try/finally`` whose ``finally`` holds a ``try/except``:
+    # the copy on that path starts a ``try`` of its own, and 3.10+ copy the ``return`` into
+    # its clause too (ctypes.util._findLib_gcc).
+    "except_return_through_finally_holding_try": (r"""
+def f(log, x):
+    temp = log
+    try:
+        log.append(1)
+        try:
+            p = 10 // x
+        except ZeroDivisionError:
+            return None
+        log.append(p)
+    finally:
+        try:
+            temp.remove(1)
+        except ValueError:
+            log.append("no 1")
+    return log
+""", "f", [([], 2), ([], 0), ([], "s")], ALL),
 }
 
 

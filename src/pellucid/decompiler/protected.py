@@ -216,7 +216,12 @@ class ProtectedBuilder:
                                       or any(p not in ctx.region or p.last.op not in POP_JUMPS
                                              for p in block.preds)):
             return None  # (several jumps from a try body: ``if a or b: break``)
-        handler = self.effective_handler(block)
+        chain = self.handler_chain(block)
+        # A path that starts with a ``try`` statement of its own (a ``finally`` copy holding
+        # one) is walked from outside it, so that the statement is built.
+        while chain and not any(chain[0] in self.handler_chain(p) for p in block.preds):
+            chain = chain[1:]
+        handler = chain[0] if chain else None
         enclosing = self._level_ctxs().get(ctx.exc) if ctx.exc is not None else None
         if enclosing is not None and enclosing.exc == handler:
             outer = Ctx(ctx.loop, enclosing.region, handler)
@@ -294,6 +299,11 @@ class ProtectedBuilder:
         trial = self._exit_path(block, ctx, stack) if final is not None else None
         if trial is None or final is None:
             return None
+        if len(trial) == 1 and isinstance(trial[0], ast.Try):
+            # A ``finally`` copy that is a ``try`` statement ends each of its blocks with the
+            # constant ``return`` after it (3.10+ copy it into the clauses): the copy, then
+            # the return.
+            trial = _drop_returns_before_same(_split_tail_return(trial))
         body = self._drop_outer_copies(self.strip_finally_copies(list(trial), final, ctx.exc), ctx.exc)
         if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
             body = _fold_spilled_return(body)  # value computed in the body, saved across finally
