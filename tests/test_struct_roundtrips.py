@@ -262,6 +262,24 @@ def f(log, x):
             log.append("no 1")
     return log
 """, "f", [([], 2), ([], 0), ([], "s")], ALL),
+    # 3.10: ``while ... else`` in a ``with``, the ``break`` given its own copy of the with's
+    # exit and the ``return`` after it: the else clause ends at the other copy
+    # (threading.Semaphore.acquire).
+    "with_while_else_break_copies_exit": (QUIET + r"""
+def f(log, state, blocking, suppress):
+    rc = False
+    with Quiet(log, suppress):
+        while state[0] == 0:
+            if not blocking:
+                break
+            log.append(1 // len(state))
+            state[0] = state.pop()
+        else:
+            state[0] -= 1
+            rc = True
+    return rc
+""", "f", [([], [0, 1], True, True), ([], [0, 1], False, True), ([], [3], True, True),
+           ([], [0], True, True), ([], [0], True, False)], ALL),
 }
 
 

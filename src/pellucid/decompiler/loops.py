@@ -13,7 +13,7 @@ from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
+from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps, same_code
 
 
 
@@ -683,6 +683,11 @@ class LoopBuilder:
             return []
         inner_stop = stop | {follow} if follow is not None else stop
         s, st, end = self.walk(normal, list(stack), ctx, inner_stop)
+        if st is not None and end is not follow and end is not None and follow is not None \
+                and not end.succs and same_code(end, past_lone_jumps(follow)):
+            # 3.10 gives the ``break`` paths their own copy of the code after the loop (a
+            # ``with``'s exit and ``return``): the clause ends at the other copy.
+            return s
         if st is not None and end is not follow:
             # An enclosing region's boundary that is the enclosing loop's next iteration or
             # exit (``for ...: else: continue`` in an ``except`` clause, ≤3.10): the clause
