@@ -280,6 +280,27 @@ def f(log, state, blocking, suppress):
     return rc
 """, "f", [([], [0, 1], True, True), ([], [0, 1], False, True), ([], [3], True, True),
            ([], [0], True, True), ([], [0], True, False)], ALL),
+    # ... and with two ``break`` statements, each given its own copy (the loop's follow).
+    "with_while_else_two_breaks_copy_exit": (QUIET + r"""
+def f(log, state, blocking, timeout, suppress):
+    rc = False
+    with Quiet(log, suppress):
+        while state[0] == 0:
+            if not blocking:
+                break
+            if timeout is not None:
+                timeout -= 1
+                if timeout <= 0:
+                    break
+            log.append(1 // len(state))
+            state[0] = state.pop()
+        else:
+            state[0] -= 1
+            rc = True
+    return rc, timeout
+""", "f", [([], [0, 1], True, None, True), ([], [0, 1], False, None, True),
+           ([], [0, 0, 0], True, 2, True), ([], [0, 1], True, 5, True), ([], [0], True, None, True),
+           ([], [0], True, None, False)], ALL),
 }
 
 

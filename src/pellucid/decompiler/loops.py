@@ -437,6 +437,13 @@ class LoopBuilder:
         joins = {self._own_code_end(b, body) for b in breaks}
         if len(joins) == 1 and None not in joins and not joins & self.active_loops:
             return next(iter(joins))
+        # 3.10 copies a short ending (a with's exit and the ``return`` after it) into each
+        # ``break``: the copies are one follow, each read as ``break`` (see ``loop_jump``).
+        ends = {past_lone_jumps(b) for b in breaks}
+        first = min(ends, key=lambda b: b.start)
+        if all(not e.succs and same_code(e, first) for e in ends):
+            self.brk_copies[first] = frozenset(ends)
+            return first
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
