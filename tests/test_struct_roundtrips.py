@@ -301,6 +301,29 @@ def f(log, state, blocking, timeout, suppress):
 """, "f", [([], [0, 1], True, None, True), ([], [0, 1], False, None, True),
            ([], [0, 0, 0], True, 2, True), ([], [0, 1], True, 5, True), ([], [0], True, None, True),
            ([], [0], True, None, False)], ALL),
+    # Two breaks: one after an ``if`` whose arm returns (the break's own code ends where the
+    # other break jumps), one in a plain ``if`` (idlelib.history.History.fetch, 3.8-3.11).
+    "while_true_break_after_returning_if_and_plain_break": (r"""
+def f(log, items, pointer, cyclic):
+    while True:
+        pointer += 1
+        if pointer < 0 or pointer >= len(items):
+            log.append("bell")
+            if not cyclic and pointer < 0:
+                return
+            else:
+                if log[-1] != "x":
+                    log.append("x")
+                pointer = None
+            break
+        item = items[pointer]
+        if item == "hit":
+            log.append(item)
+            break
+    log.append(pointer)
+    return pointer
+""", "f", [([], ["a", "hit", "b"], -1, True), ([], ["a", "b"], -1, True), ([], ["a"], -3, False),
+           ([], ["a"], -3, True), ([], [], 5, True)], ALL),
 }
 
 

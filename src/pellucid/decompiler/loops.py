@@ -434,7 +434,10 @@ class LoopBuilder:
                 return b
         # Breaks whose own code branches (``elif c: x = 1; break``): each exit's code, the
         # blocks only it reaches, ends where they all go on.
-        joins = {self._own_code_end(b, body) for b in breaks}
+        own = {b: self._own_code_end(b, body) for b in breaks}
+        # (a break already resolved to the block where another's own code goes on is there)
+        meets = {e for e in own.values() if e is not None}
+        joins = {e if e is not None else (b if b in meets else None) for b, e in own.items()}
         if len(joins) == 1 and None not in joins and not joins & self.active_loops:
             return next(iter(joins))
         # 3.10 copies a short ending (a with's exit and the ``return`` after it) into each
