@@ -324,6 +324,14 @@ def f(log, items, pointer, cyclic):
     return pointer
 """, "f", [([], ["a", "hit", "b"], -1, True), ([], ["a", "b"], -1, True), ([], ["a"], -3, False),
            ([], ["a"], -3, True), ([], [], 5, True)], ALL),
+    # 3.8: ``f(*(a, *b))`` builds a tuple display (BUILD_TUPLE_UNPACK), ``f(a, *b)`` call
+    # arguments (BUILD_TUPLE_UNPACK_WITH_CALL, whose TypeError names the function) --
+    # unittest.async_case.IsolatedAsyncioTestCase.addAsyncCleanup.
+    "call_star_of_tuple_display": (r"""
+def f(func, args, kwargs):
+    return func(*(func, *args), **kwargs)
+""", "f", [(lambda *a, **k: (len(a), k), [1, 2], {"x": 1}), (lambda *a, **k: a, 5, {}),
+           (lambda *a, **k: a, [], 3)], ALL),
 }
 
 
