@@ -332,6 +332,24 @@ def f(func, args, kwargs):
     return func(*(func, *args), **kwargs)
 """, "f", [(lambda *a, **k: (len(a), k), [1, 2], {"x": 1}), (lambda *a, **k: a, 5, {}),
            (lambda *a, **k: a, [], 3)], ALL),
+    # ``except: continue`` in a try in an ``if`` arm of a loop body: the body's way on reaches
+    # the end of the arm before the loop's next iteration (pydoc.ModuleScanner.run).
+    "for_if_try_except_continue_arm_goes_on": (r"""
+def f(items, key, log):
+    for name in items:
+        if key:
+            try:
+                source = name.lower()
+            except Exception:
+                if key == 2:
+                    log.append("skip")
+                continue
+            desc = source
+        else:
+            desc = ''
+        log.append(desc)
+    log.append("end")
+""", "f", [(["A", 1, "B"], 1, []), (["A", 1], 2, []), (["A", 1], 0, [])], ALL),
 }
 
 

@@ -645,6 +645,15 @@ class ProtectedBuilder:
             # clause ends in its own ``continue``/``break``, the statement ends where the
             # body does.
             after, copies = exit_block, []
+        if after is not None and after in targets and exit_block is not None \
+                and exit_block is not after and exit_block not in stop \
+                and all(self.loop_jump(x, ctx) is not None for x in self._clause_exits(hblock)):
+            # The clauses end in ``continue``/``break``, and the body's way on reaches the
+            # point where an enclosing statement goes on (the end of an ``if`` arm) before
+            # the loop's: that is the statement's follow.
+            end = self._walk_end(exit_block, list(body_stack or stack), ctx, stop)
+            if end is not None and end in stop and end is not after:
+                after, copies = end, []
         if after in targets:
             # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
             # only around the loop; where the clauses go on is the statement's follow.
@@ -795,6 +804,18 @@ class ProtectedBuilder:
             return None, None
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
+
+    def _walk_end(self, block: Block, stack: List[Any], ctx: Ctx,
+                  stop: FrozenSet[Block]) -> Optional[Block]:
+        """Where the walk from ``block`` stops (``None`` if it leaves or fails); nothing kept."""
+        saved = self.save_state()
+        try:
+            _, st, end = self.walk(block, stack, ctx, stop)
+        except StructureError:
+            return None
+        finally:
+            self.restore_state(saved)
+        return end if st is not None else None
 
     def _walks_to(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                   expected: List[ast.stmt]) -> bool:
