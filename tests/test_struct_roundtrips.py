@@ -350,6 +350,32 @@ def f(items, key, log):
         log.append(desc)
     log.append("end")
 """, "f", [(["A", 1, "B"], 1, []), (["A", 1], 2, []), (["A", 1], 0, [])], ALL),
+    # 3.10: a ``break`` out of a ``with`` in a ``while`` loop runs ``__exit__`` and then a copy
+    # of the code after the loop (subprocess.Popen._wait).
+    "while_with_break_exit_then_copied_follow": (QUIET + r"""
+class P:
+    def __init__(self, log, codes, suppress):
+        self.log, self.codes, self.returncode = log, codes, None
+        self.lock = Quiet(log, suppress)
+    def wait(self):
+        while self.returncode is None:
+            with self.lock:
+                if self.returncode is not None:
+                    break
+                pid = self.codes.pop()
+                if pid == 0:
+                    self.returncode = 1 // len(self.codes)
+                self.log.append(pid)
+        return self.returncode
+
+def f(log, codes, suppress):
+    return P(log, codes, suppress).wait(), log
+""", "P.wait", [], ALL),
+}
+
+METHOD_INPUTS_MORE = {
+    "while_with_break_exit_then_copied_follow": [([], [0, 0, 3], True), ([], [2, 0, 3], True),
+                                                 ([], [4, 0], True), ([], [0], False)],
 }
 
 
@@ -396,6 +422,7 @@ def test_structured_roundtrip(case_id):
 
 
 METHOD_INPUTS = {
+    **METHOD_INPUTS_MORE,
     "with_return_chained_comparison": [([], 1, True), ([], 0, True), ([], 0, False),
                                        ([], 5, True)],
 }

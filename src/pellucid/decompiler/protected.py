@@ -278,6 +278,8 @@ class ProtectedBuilder:
 
     def _is_with_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that calls the with's ``__exit__`` and then returns/breaks/continues."""
+        if self._exit_then_loop_follow(block, ctx, stack):
+            return [ast.Break()]
         before = self.seq_counter
         trial = self._exit_path(block, ctx, stack)
         if trial is None:
@@ -291,6 +293,20 @@ class ProtectedBuilder:
             # this path (code after the loop, merged into a ``break``) runs after it.
             return trial if _computed_before(last.value, before) else None
         return trial if isinstance(last, (ast.Break, ast.Continue)) else None
+
+    def _exit_then_loop_follow(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+        """``block`` calls the with's ``__exit__`` and then runs a copy of the code after the
+        enclosing ``while`` loop, which ends the function: a ``break`` (3.10 copies that short
+        ending to after the ``__exit__`` call of a ``break`` out of a ``with``)."""
+        loop = ctx.loop
+        if loop is None or loop.brk is None or loop.header.last.op == "FOR_ITER" or not stack:
+            return False  # (a ``for`` loop's ``break`` also drops the iterator)
+        after = self._after_exit_call(block, stack, len(stack) - 1)
+        if after is None:
+            return False
+        code = tail_code(after[1])
+        return code is not None and code[-1][0] in ("RETURN_VALUE", "RAISE_VARARGS") \
+            and code == tail_code(past_lone_jumps(loop.brk))
 
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that is exactly the ``finally`` copy followed by return/break/continue."""
