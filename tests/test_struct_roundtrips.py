@@ -371,6 +371,26 @@ class P:
 def f(log, codes, suppress):
     return P(log, codes, suppress).wait(), log
 """, "P.wait", [], ALL),
+    # 3.8: a ``try/finally`` at the end of a bare ``except:`` clause is followed by the
+    # clause's POP_EXCEPT, which the 3.9-layout rewrite put before the finally copy as if it
+    # were an ``except ... as name`` cleanup (xmlrpc.server's dispatchers).
+    "finally_ending_bare_except_clause": (r"""
+import sys
+
+def f(items, log):
+    for call in items:
+        try:
+            log.append(1 // call)
+        except ZeroDivisionError as fault:
+            log.append(type(fault).__name__)
+        except:
+            a, b, c = sys.exc_info()
+            try:
+                log.append(a.__name__)
+            finally:
+                a = b = c = None
+    return log, sys.exc_info()
+""", "f", [([1, 0, "s"], []), ([], [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {
