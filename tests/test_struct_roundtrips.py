@@ -391,6 +391,21 @@ def f(items, log):
                 a = b = c = None
     return log, sys.exc_info()
 """, "f", [([1, 0, "s"], []), ([], [])], ALL),
+    # ``try/except/else/finally`` whose clause goes on off the end of the ``finally``'s region
+    # while the ``else`` clause returns (xml.etree.ElementTree.XMLParser.close on 3.8/3.9,
+    # codeop._maybe_compile on 3.10).
+    "except_pass_else_return_finally": (r"""
+def f(obj, log):
+    try:
+        close = obj.close
+    except AttributeError:
+        pass
+    else:
+        return close()
+    finally:
+        log.append("finally")
+""", "f", [(types.SimpleNamespace(close=lambda: 1), []), (None, []),
+           (types.SimpleNamespace(close=lambda: 1 // 0), [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

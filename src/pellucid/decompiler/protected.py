@@ -716,8 +716,10 @@ class ProtectedBuilder:
             leave = self.private_exit(hend, ctx, hstack)
             if isinstance(leave, list):
                 hs, hstack, hend = hs + leave, None, None
-        if after is None and hstack is not None and hend is not None and exit_block is None:
-            # the clauses' way on found by walking them: off the end of an enclosing try
+        if after is None and hstack is not None and hend is not None and (
+                exit_block is None or ctx.region is not None and (hend.origin or hend) not in ctx.region):
+            # the clauses' way on found by walking them: off the end of an enclosing try (the
+            # ``else`` clause, if any, must end there too or leave: checked below)
             after = hend
         if hstack is not None and hend is not None and hend is not after and hend not in copies:
             jump = self.loop_jump(hend, ctx)
