@@ -375,6 +375,295 @@ def f(log, link_fails, rm_fails):
         log.append(str(e))
     return uniq, log
 """, "f", [([], False, False), ([], True, False), ([], False, True)], ALL),
+    # 3.10 copies the closing ``return`` into each arm of an ``if`` that ends a ``try``
+    # body, after its copy of ``finally``; the arms' returns merged into one after the ``if``
+    # left the copies at the arms' ends (logging.Handler.close, Logger.addHandler, ...).
+    "try_finally_if_and_ends_body": (r"""
+def f(log, table, name):
+    log.append("acquire")
+    try:
+        log.append(1 // len(table))
+        if name and name in table:
+            del table[name]
+    finally:
+        log.append("release")
+""", "f", [([], {"a": 1}, "a"), ([], {"a": 1}, "b"), ([], {"a": 1}, ""), ([], {}, "a"),
+           ([], {"a": 1}, ["unhashable"])], ALL),
+    "try_finally_nested_if_else_ends_body": (r"""
+def f(log, x, y):
+    try:
+        if x:
+            log.append("x")
+            if y:
+                log.append(1 // y)
+            else:
+                log.append("not y")
+        elif y:
+            log.append("y")
+        else:
+            log.append("neither")
+    finally:
+        log.append("finally")
+""", "f", [([], 1, 1), ([], 1, 0), ([], 0, 1), ([], 0, 0), ([], 1, "s")], ALL),
+    # 3.10+ copy a short ending after a clause's POP_EXCEPT; the ``else`` clause either leaves
+    # (asyncio.futures._get_loop) or falls into the original of that copy (_pyio.FileIO.seekable).
+    "except_pass_else_return_then_return_attr": (r"""
+def f(obj):
+    try:
+        get = obj.get
+    except AttributeError:
+        pass
+    else:
+        return get()
+    return obj.fallback
+""", "f", [(types.SimpleNamespace(get=lambda: 1, fallback=2),),
+           (types.SimpleNamespace(fallback=3),), (None,)], ALL),
+    "except_else_falls_into_copied_return": (r"""
+def f(obj, fail):
+    if obj.state is None:
+        try:
+            obj.probe(fail)
+        except OSError:
+            obj.state = False
+        else:
+            obj.state = True
+    return obj.state
+""", "f", [(types.SimpleNamespace(state=None, probe=lambda x: 1 // x), 1),
+           (types.SimpleNamespace(state=None, probe=lambda x: 1 // x), 0),
+           (types.SimpleNamespace(state=None, probe=lambda x: open("/nonexistent/%s" % x)), 0),
+           (types.SimpleNamespace(state=4), 0)], ALL),
+    # 3.8-3.10: ``if a or b: return`` in a ``with``: the path that calls ``__exit__`` and
+    # returns is entered by both tests (_pyio.BufferedWriter.close, FastChildWatcher.__exit__).
+    "with_if_or_return_then_code_after": (QUIET + r"""
+def f(log, items, suppress):
+    with Quiet(log, suppress):
+        log.append(1 // len(items))
+        if items[0] or not items[1:]:
+            return
+        v = str(items[1:])
+    log.append(v)
+""", "f", [([], [1], True), ([], [0, 2], True), ([], [0], True), ([], [], True),
+           ([], [], False), ([], [0, 3], False)], ALL),
+    # A clause that returns out of an enclosing ``try/finally`` (the compiler pops the
+    # exception, then runs the ``finally`` copy), and a body whose way on runs off that
+    # statement's region (lib2to3 RefactoringTool.refactor_string, tabnanny.check, uuid).
+    "try_except_return_finally_then_code": (r"""
+def f(log, data):
+    try:
+        tree = 10 // data
+    except ZeroDivisionError as err:
+        log.append(type(err).__name__)
+        return
+    finally:
+        log.append("finally")
+    log.append(tree)
+    return tree
+""", "f", [([], 2), ([], 0), ([], "x")], ALL),
+    "try_except_return_constant_in_outer_finally": (r"""
+def f(log, data):
+    try:
+        log.append("start")
+        try:
+            tree = 10 // data
+        except ZeroDivisionError:
+            log.append("zero")
+            return -1
+        log.append(tree)
+    finally:
+        log.append("finally")
+    return tree
+""", "f", [([], 2), ([], 0), ([], "x")], ALL[:6]),  # (3.14+: "except clauses continue
+                                                   # differently from the try", not measured)
+    # 3.8/3.9: ``except E: break`` in a ``for`` loop, the try's ``else`` clause going on:
+    # the clause's walk stopped at the loop's exit, in its stop set (inspect.BoundArguments.args,
+    # http.cookiejar.CookieJar._normalized_cookie_tuples).
+    "for_try_except_break_else_goes_on": (r"""
+def f(params, arguments):
+    args = []
+    for name in params:
+        if name is None:
+            break
+        try:
+            arg = arguments[name]
+        except KeyError:
+            break
+        else:
+            if name == "v":
+                args.extend(arg)
+            else:
+                args.append(arg)
+    return tuple(args)
+""", "f", [(["a", "v", "b"], {"a": 1, "v": [2, 3], "b": 4}), (["a", "x", "b"], {"a": 1, "b": 2}),
+           (["a", None, "b"], {"a": 1, "b": 2}), (["v"], {"v": 5}), ([[]], {})], ALL),
+    # A clause's ``return`` out of a ``try/finally`` whose ``finally`` holds a ``try/except``:
+    # the copy on that path starts a ``try`` of its own, and 3.10+ copy the ``return`` into
+    # its clause too (ctypes.util._findLib_gcc).
+    "except_return_through_finally_holding_try": (r"""
+def f(log, x):
+    temp = log
+    try:
+        log.append(1)
+        try:
+            p = 10 // x
+        except ZeroDivisionError:
+            return None
+        log.append(p)
+    finally:
+        try:
+            temp.remove(1)
+        except ValueError:
+            log.append("no 1")
+    return log
+""", "f", [([], 2), ([], 0), ([], "s")], ALL),
+    # 3.10: ``while ... else`` in a ``with``, the ``break`` given its own copy of the with's
+    # exit and the ``return`` after it: the else clause ends at the other copy
+    # (threading.Semaphore.acquire).
+    "with_while_else_break_copies_exit": (QUIET + r"""
+def f(log, state, blocking, suppress):
+    rc = False
+    with Quiet(log, suppress):
+        while state[0] == 0:
+            if not blocking:
+                break
+            log.append(1 // len(state))
+            state[0] = state.pop()
+        else:
+            state[0] -= 1
+            rc = True
+    return rc
+""", "f", [([], [0, 1], True, True), ([], [0, 1], False, True), ([], [3], True, True),
+           ([], [0], True, True), ([], [0], True, False)], ALL),
+    # ... and with two ``break`` statements, each given its own copy (the loop's follow).
+    "with_while_else_two_breaks_copy_exit": (QUIET + r"""
+def f(log, state, blocking, timeout, suppress):
+    rc = False
+    with Quiet(log, suppress):
+        while state[0] == 0:
+            if not blocking:
+                break
+            if timeout is not None:
+                timeout -= 1
+                if timeout <= 0:
+                    break
+            log.append(1 // len(state))
+            state[0] = state.pop()
+        else:
+            state[0] -= 1
+            rc = True
+    return rc, timeout
+""", "f", [([], [0, 1], True, None, True), ([], [0, 1], False, None, True),
+           ([], [0, 0, 0], True, 2, True), ([], [0, 1], True, 5, True), ([], [0], True, None, True),
+           ([], [0], True, None, False)], ALL),
+    # Two breaks: one after an ``if`` whose arm returns (the break's own code ends where the
+    # other break jumps), one in a plain ``if`` (idlelib.history.History.fetch, 3.8-3.11).
+    "while_true_break_after_returning_if_and_plain_break": (r"""
+def f(log, items, pointer, cyclic):
+    while True:
+        pointer += 1
+        if pointer < 0 or pointer >= len(items):
+            log.append("bell")
+            if not cyclic and pointer < 0:
+                return
+            else:
+                if log[-1] != "x":
+                    log.append("x")
+                pointer = None
+            break
+        item = items[pointer]
+        if item == "hit":
+            log.append(item)
+            break
+    log.append(pointer)
+    return pointer
+""", "f", [([], ["a", "hit", "b"], -1, True), ([], ["a", "b"], -1, True), ([], ["a"], -3, False),
+           ([], ["a"], -3, True), ([], [], 5, True)], ALL),
+    # 3.8: ``f(*(a, *b))`` builds a tuple display (BUILD_TUPLE_UNPACK), ``f(a, *b)`` call
+    # arguments (BUILD_TUPLE_UNPACK_WITH_CALL, whose TypeError names the function) --
+    # unittest.async_case.IsolatedAsyncioTestCase.addAsyncCleanup.
+    "call_star_of_tuple_display": (r"""
+def f(func, args, kwargs):
+    return func(*(func, *args), **kwargs)
+""", "f", [(lambda *a, **k: (len(a), k), [1, 2], {"x": 1}), (lambda *a, **k: a, 5, {}),
+           (lambda *a, **k: a, [], 3)], ALL),
+    # ``except: continue`` in a try in an ``if`` arm of a loop body: the body's way on reaches
+    # the end of the arm before the loop's next iteration (pydoc.ModuleScanner.run).
+    "for_if_try_except_continue_arm_goes_on": (r"""
+def f(items, key, log):
+    for name in items:
+        if key:
+            try:
+                source = name.lower()
+            except Exception:
+                if key == 2:
+                    log.append("skip")
+                continue
+            desc = source
+        else:
+            desc = ''
+        log.append(desc)
+    log.append("end")
+""", "f", [(["A", 1, "B"], 1, []), (["A", 1], 2, []), (["A", 1], 0, [])], ALL),
+    # 3.10: a ``break`` out of a ``with`` in a ``while`` loop runs ``__exit__`` and then a copy
+    # of the code after the loop (subprocess.Popen._wait).
+    "while_with_break_exit_then_copied_follow": (QUIET + r"""
+class P:
+    def __init__(self, log, codes, suppress):
+        self.log, self.codes, self.returncode = log, codes, None
+        self.lock = Quiet(log, suppress)
+    def wait(self):
+        while self.returncode is None:
+            with self.lock:
+                if self.returncode is not None:
+                    break
+                pid = self.codes.pop()
+                if pid == 0:
+                    self.returncode = 1 // len(self.codes)
+                self.log.append(pid)
+        return self.returncode
+
+def f(log, codes, suppress):
+    return P(log, codes, suppress).wait(), log
+""", "P.wait", [], ALL),
+    # 3.8: a ``try/finally`` at the end of a bare ``except:`` clause is followed by the
+    # clause's POP_EXCEPT, which the 3.9-layout rewrite put before the finally copy as if it
+    # were an ``except ... as name`` cleanup (xmlrpc.server's dispatchers).
+    "finally_ending_bare_except_clause": (r"""
+import sys
+
+def f(items, log):
+    for call in items:
+        try:
+            log.append(1 // call)
+        except ZeroDivisionError as fault:
+            log.append(type(fault).__name__)
+        except:
+            a, b, c = sys.exc_info()
+            try:
+                log.append(a.__name__)
+            finally:
+                a = b = c = None
+    return log, sys.exc_info()
+""", "f", [([1, 0, "s"], []), ([], [])], ALL),
+    # ``try/except/else/finally`` whose clause goes on off the end of the ``finally``'s region
+    # while the ``else`` clause returns (xml.etree.ElementTree.XMLParser.close on 3.8/3.9,
+    # codeop._maybe_compile on 3.10).
+    "except_pass_else_return_finally": (r"""
+def f(obj, log):
+    try:
+        close = obj.close
+    except AttributeError:
+        pass
+    else:
+        return close()
+    finally:
+        log.append("finally")
+""", "f", [(types.SimpleNamespace(close=lambda: 1), []), (None, []),
+           (types.SimpleNamespace(close=lambda: 1 // 0), [])], ALL),
+}
+
+METHOD_INPUTS_MORE = {
+    "while_with_break_exit_then_copied_follow": [([], [0, 0, 3], True), ([], [2, 0, 3], True),
+                                                 ([], [4, 0], True), ([], [0], False)],
 }
 
 
@@ -421,6 +710,7 @@ def test_structured_roundtrip(case_id):
 
 
 METHOD_INPUTS = {
+    **METHOD_INPUTS_MORE,
     "with_return_chained_comparison": [([], 1, True), ([], 0, True), ([], 0, False),
                                        ([], 5, True)],
 }

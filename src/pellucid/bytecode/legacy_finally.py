@@ -241,7 +241,8 @@ def _rewrite_finally(recs: List[Rec], head: Rec) -> bool:
         s, e = _bounds(recs, head)
         lead: List[Rec] = []
         cont = after
-        if after is not None and after.opname == "POP_EXCEPT" and e + 2 < len(recs):
+        if after is not None and after.opname == "POP_EXCEPT" and e + 2 < len(recs) \
+                and _is_name_cleanup(recs[s:e]):
             lead, cont = [_mk("POP_EXCEPT")], recs[e + 2]  # ``except ... as name`` cleanup: 3.9 order
         body = _copy_body(recs, s, e, _mk("JUMP_ABSOLUTE", target=cont))
         _replace(recs, begin_at, begin_at, lead + body)
@@ -255,6 +256,16 @@ def _rewrite_finally(recs: List[Rec], head: Rec) -> bool:
         if r.opname == "SETUP_FINALLY" and r.target is head:
             r.rewritten = True
     return True
+
+
+def _is_name_cleanup(body: List[Rec]) -> bool:
+    """``body`` is the ``finally`` the compiler wraps around an ``except ... as name`` clause:
+    ``name = None; del name``.  (A ``try/finally`` written at the end of a clause is also
+    followed by the clause's POP_EXCEPT, which 3.9 puts after its normal-path copy.)"""
+    ops = [r.opname for r in body]
+    return len(body) == 3 and ops[0] == "LOAD_CONST" and body[0].argval is None \
+        and ops[1] in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL") \
+        and ops[2] == "DELETE_" + ops[1][len("STORE_"):] and body[1].argval == body[2].argval
 
 
 def _bounds(recs: List[Rec], head: Rec):

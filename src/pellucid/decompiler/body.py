@@ -6,7 +6,7 @@ and the constant pool shared with nested code.
 """
 import ast
 import types
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.features import (EXCEPTION_TABLE, FORWARD_ONLY_CONDITIONAL_JUMPS,
@@ -78,6 +78,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self.guard_tries: Set[Block] = set()
         self.guard_failed: Set[Block] = set()
         self.break_cuts: Dict[Block, Tuple[int, Block]] = {}
+        self.brk_copies: Dict[Block, FrozenSet[Block]] = {}
         self._handler_kinds: Dict[int, str] = {}
         self._chains: Dict[Block, Any] = {}
         # (protected.py: blocks grouped by handler, built at first use, once per decompile)

@@ -13,7 +13,7 @@ from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
-from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
+from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps, same_code
 
 
 
@@ -445,17 +445,26 @@ class LoopBuilder:
                 return b
         # Breaks whose own code branches (``elif c: x = 1; break``): each exit's code, the
         # blocks only it reaches, ends where they all go on.
-        ends = {b: self._own_code_end(b, body) for b in breaks}
-        joins = set(ends.values())
+        own = {b: self._own_code_end(b, body) for b in breaks}
+        # (a break already resolved to the block where another's own code goes on is there)
+        meets = {e for e in own.values() if e is not None}
+        joins = {e if e is not None else (b if b in meets else None) for b, e in own.items()}
         if len(joins) == 1 and None not in joins and not joins & self.active_loops:
             return next(iter(joins))
         # ... or where the others' code goes on is itself a break target (``if a: if c:
         # return; break`` beside a plain ``break``).
-        meet = {e for e in joins if e is not None and e in breaks}
+        meet = {e for e in meets if e in breaks}
         if len(meet) == 1 and not meet & self.active_loops:
             join = next(iter(meet))
-            if all(b is join or e is join for b, e in ends.items()):
+            if all(b is join or e is join for b, e in own.items()):
                 return join
+        # 3.10 copies a short ending (a with's exit and the ``return`` after it) into each
+        # ``break``: the copies are one follow, each read as ``break`` (see ``loop_jump``).
+        ends = {past_lone_jumps(b) for b in breaks}
+        first = min(ends, key=lambda b: b.start)
+        if all(not e.succs and same_code(e, first) for e in ends):
+            self.brk_copies[first] = frozenset(ends)
+            return first
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
@@ -712,6 +721,11 @@ class LoopBuilder:
             return []
         inner_stop = stop | {follow} if follow is not None else stop
         s, st, end = self.walk(normal, list(stack), ctx, inner_stop)
+        if st is not None and end is not follow and end is not None and follow is not None \
+                and not end.succs and same_code(end, past_lone_jumps(follow)):
+            # 3.10 gives the ``break`` paths their own copy of the code after the loop (a
+            # ``with``'s exit and ``return``): the clause ends at the other copy.
+            return s
         if st is not None and end is not follow:
             # An enclosing region's boundary that is the enclosing loop's next iteration or
             # exit (``for ...: else: continue`` in an ``except`` clause, ≤3.10): the clause

@@ -216,7 +216,12 @@ class ProtectedBuilder:
                                       or any(p not in ctx.region or p.last.op not in POP_JUMPS
                                              for p in block.preds)):
             return None  # (several jumps from a try body: ``if a or b: break``)
-        handler = self.effective_handler(block)
+        chain = self.handler_chain(block)
+        # A path that starts with a ``try`` statement of its own (a ``finally`` copy holding
+        # one) is walked from outside it, so that the statement is built.
+        while chain and not any(chain[0] in self.handler_chain(p) for p in block.preds):
+            chain = chain[1:]
+        handler = chain[0] if chain else None
         enclosing = self._level_ctxs().get(ctx.exc) if ctx.exc is not None else None
         here = enclosing
         seen_levels: Set[int] = set()
@@ -283,6 +288,8 @@ class ProtectedBuilder:
 
     def _is_with_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that calls the with's ``__exit__`` and then returns/breaks/continues."""
+        if self._exit_then_loop_follow(block, ctx, stack):
+            return [ast.Break()]
         before = self.seq_counter
         trial = self._exit_path(block, ctx, stack)
         if trial is None:
@@ -297,6 +304,20 @@ class ProtectedBuilder:
             return trial if _computed_before(last.value, before) else None
         return trial if isinstance(last, (ast.Break, ast.Continue)) else None
 
+    def _exit_then_loop_follow(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
+        """``block`` calls the with's ``__exit__`` and then runs a copy of the code after the
+        enclosing ``while`` loop, which ends the function: a ``break`` (3.10 copies that short
+        ending to after the ``__exit__`` call of a ``break`` out of a ``with``)."""
+        loop = ctx.loop
+        if loop is None or loop.brk is None or loop.header.last.op == "FOR_ITER" or not stack:
+            return False  # (a ``for`` loop's ``break`` also drops the iterator)
+        after = self._after_exit_call(block, stack, len(stack) - 1)
+        if after is None:
+            return False
+        code = tail_code(after[1])
+        return code is not None and code[-1][0] in ("RETURN_VALUE", "RAISE_VARARGS") \
+            and code == tail_code(past_lone_jumps(loop.brk))
+
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
         """A path that is exactly the ``finally`` copy followed by return/break/continue."""
         final = self._finally_bodies.get(ctx.exc) if ctx.exc is not None else None
@@ -304,6 +325,11 @@ class ProtectedBuilder:
         trial = self._exit_path(block, ctx, stack) if final is not None else None
         if trial is None or final is None:
             return None
+        if len(trial) == 1 and isinstance(trial[0], ast.Try):
+            # A ``finally`` copy that is a ``try`` statement ends each of its blocks with the
+            # constant ``return`` after it (3.10+ copy it into the clauses): the copy, then
+            # the return.
+            trial = _drop_returns_before_same(_split_tail_return(trial))
         body = self._drop_outer_copies(self.strip_finally_copies(list(trial), final, ctx.exc), ctx.exc)
         if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
             body = _fold_spilled_return(body)  # value computed in the body, saved across finally
@@ -645,6 +671,15 @@ class ProtectedBuilder:
             # clause ends in its own ``continue``/``break``, the statement ends where the
             # body does.
             after, copies = exit_block, []
+        if after is not None and after in targets and exit_block is not None \
+                and exit_block is not after and exit_block not in stop \
+                and all(self.loop_jump(x, ctx) is not None for x in self._clause_exits(hblock)):
+            # The clauses end in ``continue``/``break``, and the body's way on reaches the
+            # point where an enclosing statement goes on (the end of an ``if`` arm) before
+            # the loop's: that is the statement's follow.
+            end = self._walk_end(exit_block, list(body_stack or stack), ctx, stop)
+            if end is not None and end in stop and end is not after:
+                after, copies = end, []
         if after in targets:
             # The ``else`` clause ends in ``continue``/``break``: the clauses' exits and it meet
             # only around the loop; where the clauses go on is the statement's follow.
@@ -691,15 +726,23 @@ class ProtectedBuilder:
             leave = self.private_exit(hend, ctx, hstack)
             if isinstance(leave, list):
                 hs, hstack, hend = hs + leave, None, None
-        if after is None and hstack is not None and hend is not None and exit_block is None:
-            # the clauses' way on found by walking them: off the end of an enclosing try
+        clause_end: Optional[Block] = None
+        if after is None and hstack is not None and hend is not None and (
+                exit_block is None or ctx.region is not None and (hend.origin or hend) not in ctx.region):
+            # the clauses' way on found by walking them: off the end of an enclosing try (the
+            # ``else`` clause, if any, must end there too or leave: checked below)
             after = hend
-        if hstack is not None and hend is not None and hend is not after and hend not in copies \
-                and hend in stop and isinstance(self.loop_jump(hend, ctx), ast.Break):
-            # The clause stopped at the loop's exit, where the enclosing loop's walk stops
-            # (``except KeyError: break`` when the code after the loop is not copied into
-            # the clause): its ``break``.
-            hs, hstack, hend = hs + [ast.Break()], None, None
+            if exit_block is not None:
+                # (or it is a copy of the code the ``else`` clause runs into: checked below)
+                clause_end = hend
+        if hstack is not None and hend is not None and hend is not after and hend not in copies:
+            jump = self.loop_jump(hend, ctx)
+            if jump is not None:
+                # stopped at the loop's exit or continue point (the walk's stop set holds
+                # it): the clause ends in ``break``/``continue`` (3.8/3.9: ``except E: break``
+                # in a ``for`` loop whose ``else`` clause goes on)
+                self.emit(hs, jump, hstack)  # type: ignore[arg-type]
+                hstack, hend = None, None
         copied_end: Optional[Block] = None
         if hstack is not None and hend is not after and hend not in copies:
             if hend is None or ctx.region is None or (hend.origin or hend) in ctx.region \
@@ -711,7 +754,7 @@ class ProtectedBuilder:
             copied_end = hend
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
-        trailing = self._split_trailing(handlers)
+        trailing = self._split_trailing(handlers, level)
         if trailing is not None and self._copied_tail_only and after is not None:
             # Only ``return x`` copies say the clauses go on after the statement: so must the
             # body's exit, or they were the clauses' own.
@@ -753,6 +796,19 @@ class ProtectedBuilder:
                         or not (else_end is copied_end or same_code(else_end, copied_end)):
                     raise StructureError("an except clause goes on where the try statement does not")
                 after, copies = else_end, [copied_end]
+            elif clause_end is not None and after is clause_end and else_stack is not None \
+                    and else_end is not None and else_end is not after and same_code(else_end, after):
+                # The clauses run off the enclosing statement's region into a copy of the code
+                # the ``else`` clause runs into (3.10, 3.12+ copy a short ``return x``): that
+                # code is where the statement goes on.
+                after, copies = else_end, [clause_end]
+            if else_stack is not None and else_end is not after and after is None \
+                    and hstack is None and else_end is not None and ctx.region is not None \
+                    and (else_end.origin or else_end) not in ctx.region:
+                # No clause goes on, and the body's way on runs off the end of the enclosing
+                # statement's region (into its ``finally`` copy, ≤3.10 after popping its
+                # block): the statement ends there.
+                after = else_end
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
@@ -782,7 +838,7 @@ class ProtectedBuilder:
                     return None, None
                 return list(else_stack), after
             if after is not None:
-                cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
+                cont, cont_stack, cont_end = self.walk(after, list(body_stack or stack), ctx, stop)
                 if cont_stack is None and not orelse and after is exit_block and _terminates(cont) \
                         and [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
                     # The body's way on never goes on (``else: return g()``) and is not the
@@ -803,6 +859,24 @@ class ProtectedBuilder:
                     _inline_tails([(h, getattr(h, "_trailing", None) or []) for h in handlers])
                     self.emit(out, node, stack)
                     return list(body_stack if body_stack is not None else stack), after
+                if cont and after is exit_block and not orelse \
+                        and [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
+                    # The body's way on is an ``else`` clause; the clauses go on with a copy
+                    # of the code after the statement (3.10+ copy a short ending such as
+                    # ``return x.y`` after the POP_EXCEPT).
+                    if cont_stack is None:
+                        # (the ``else`` clause returns or raises: the copy is the only code
+                        # after the statement)
+                        node.orelse = cont
+                        self.emit(out, node, stack)
+                        out.extend(trailing)
+                        return None, None
+                    if cont_end is not None and cont_end is not after \
+                            and self._walks_to(cont_end, cont_stack, ctx, stop, trailing):
+                        # (the ``else`` clause falls into the code the clauses have a copy of)
+                        node.orelse = cont
+                        self.emit(out, node, stack)
+                        return list(cont_stack), cont_end
                 if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
                     raise StructureError("except clauses continue differently from the try")
             self.emit(out, node, stack)
@@ -813,6 +887,30 @@ class ProtectedBuilder:
             return None, None
         result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
+
+    def _walk_end(self, block: Block, stack: List[Any], ctx: Ctx,
+                  stop: FrozenSet[Block]) -> Optional[Block]:
+        """Where the walk from ``block`` stops (``None`` if it leaves or fails); nothing kept."""
+        saved = self.save_state()
+        try:
+            _, st, end = self.walk(block, stack, ctx, stop)
+        except StructureError:
+            return None
+        finally:
+            self.restore_state(saved)
+        return end if st is not None else None
+
+    def _walks_to(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
+                  expected: List[ast.stmt]) -> bool:
+        """The code from ``block`` (even where the walk would stop) is ``expected``, and leaves."""
+        saved = self.save_state()
+        try:
+            got, got_stack, _ = self.walk(block, list(stack), ctx, stop - {block})
+        except StructureError:
+            return False
+        finally:
+            self.restore_state(saved)
+        return got_stack is None and [ast.dump(x) for x in got] == [ast.dump(x) for x in expected]
 
     def _region_leaves(self, ctx: Ctx) -> FrozenSet[Block]:
         """Blocks normal flow reaches on leaving the region of ``ctx.exc``, except paths that
@@ -946,13 +1044,24 @@ class ProtectedBuilder:
                 h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + [ast.Break()]
                 h._trailing = []  # type: ignore[attr-defined]
 
-    def _split_trailing(self, handlers: List[ast.ExceptHandler]) -> Optional[List[ast.stmt]]:
-        """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy."""
+    def _split_trailing(self, handlers: List[ast.ExceptHandler],
+                        level: Optional[int] = None) -> Optional[List[ast.stmt]]:
+        """Code after POP_EXCEPT (past the name cleanup) in the clauses: must be one terminal copy.
+
+        ``level``: the statement's handler level (a clause's ``return`` out of enclosing
+        ``try/finally`` statements runs their ``finally`` copies after the POP_EXCEPT)."""
         found: Optional[List[ast.stmt]] = None
         deferred: List[Tuple[ast.ExceptHandler, List[ast.stmt]]] = []
         for h in handlers:
             tail = getattr(h, "_trailing", None)
             if not tail:
+                continue
+            if level is not None and len(tail) > 1 and self._leaves_through_finals(tail, level):
+                # ``return <constant>``/``break``/``continue`` in the clause, leaving enclosing
+                # ``finally`` statements: the compiler pops the exception, then runs their
+                # copies, then the jump; a value is no concern, being a constant.
+                h.body = [x for x in h.body if not isinstance(x, ast.Pass)] + tail
+                h._trailing = []  # type: ignore[attr-defined]
                 continue
             local_names = self._local_names()
             if _safe_after_clause(tail, h.name, local_names) \
@@ -989,6 +1098,17 @@ class ProtectedBuilder:
                         raise StructureError("some except clauses fall through, others continue")
         self._deferred_tails = deferred
         return found
+
+    def _leaves_through_finals(self, tail: List[ast.stmt], level: int) -> bool:
+        """``tail`` is copies of the ``finally`` bodies enclosing ``level``'s statement and
+        then ``return <constant>``/``break``/``continue`` (nothing else)."""
+        body = self._drop_outer_copies(list(tail), level)
+        if len(body) != 1 or len(body) == len(tail):
+            return False
+        last = body[0]
+        if isinstance(last, ast.Return):
+            return _is_constant(last.value)
+        return isinstance(last, (ast.Break, ast.Continue))
 
     def _local_names(self) -> FrozenSet[str]:
         code = self.code  # type: ignore[attr-defined]
@@ -1084,6 +1204,13 @@ class ProtectedBuilder:
             if isinstance(s, ast.If):
                 s.body = self.strip_finally_copies(s.body, final, level, in_loop) or [ast.Pass()]
                 s.orelse = self.strip_finally_copies(s.orelse, final, level, in_loop)
+                if self._leaves_after(body[k + 1:], level, in_loop):
+                    # 3.10 copies the closing ``return`` into every arm after its copy of
+                    # ``finally``; the arms' returns were merged into one after the ``if``
+                    # (structure.py), which leaves the copy at the end of each arm.
+                    stripped = _without_tail_copy(s, dumped)
+                    if stripped is not None:
+                        s = stripped
             elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
                 s.body = self.strip_finally_copies(s.body, final, level, True) or [ast.Pass()]
                 s.orelse = self.strip_finally_copies(s.orelse, final, level, in_loop)
@@ -1337,9 +1464,18 @@ def _is_pass_body(stmts: List[ast.stmt]) -> bool:
     return len(stmts) == 1 and isinstance(stmts[0], ast.Pass)
 
 
+def _is_constant(value: Optional[ast.expr]) -> bool:
+    """``value`` is one LOAD_CONST: a constant, or a negative number (``-1`` is written as a
+    unary minus on ``1``)."""
+    if value is None or isinstance(value, ast.Constant):
+        return True
+    return isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)) \
+        and isinstance(value.operand, ast.Constant) and type(value.operand.value) in (int, float, complex)
+
+
 def _computed_before(value: Optional[ast.expr], seq: int) -> bool:
     """``value`` is a constant or was on the stack before instruction stamp ``seq``."""
-    if value is None or isinstance(value, ast.Constant):
+    if _is_constant(value):
         return True
     return getattr(value, "_seq", seq + 1) <= seq
 
@@ -1585,6 +1721,30 @@ def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
             new_try.handlers.append(new_h)
         return new_try
     return stmt
+
+
+def _without_tail_copy(stmt: ast.If, dumped: List[str]) -> Optional[ast.If]:
+    """``stmt`` with the statements ``dumped`` removed from the end of every arm that falls
+    through it (nested ``if`` arms included); ``None`` unless every such arm ends in them (an
+    arm that falls through without them, an empty ``else`` too, would then skip them)."""
+    n = len(dumped)
+
+    def arm(stmts: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+        if _terminates(stmts):
+            return stmts
+        if len(stmts) >= n and [ast.dump(x) for x in stmts[-n:]] == dumped:
+            return stmts[:-n]
+        if stmts and isinstance(stmts[-1], ast.If):
+            inner = _without_tail_copy(stmts[-1], dumped)
+            return None if inner is None else stmts[:-1] + [inner]
+        return None
+
+    body, orelse = arm(stmt.body), arm(stmt.orelse)
+    if body is None or orelse is None:
+        return None
+    new = copy.copy(stmt)  # (keeps the statement's positions)
+    new.body, new.orelse = body or [ast.Pass()], orelse
+    return new
 
 
 def _fold_spilled_return(stmts: List[ast.stmt]) -> List[ast.stmt]:

@@ -796,8 +796,12 @@ class StackMachine:
 
     def op_BUILD_TUPLE_UNPACK(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         self._build_unpack(arg, stack, "tuple")
+        # A tuple display, not call arguments: ``f(*(a, *b))`` (3.8 builds call arguments with
+        # BUILD_TUPLE_UNPACK_WITH_CALL, whose error for a non-iterable names the function).
+        stack[-1]._display = True
 
-    op_BUILD_TUPLE_UNPACK_WITH_CALL = op_BUILD_TUPLE_UNPACK
+    def op_BUILD_TUPLE_UNPACK_WITH_CALL(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        self._build_unpack(arg, stack, "tuple")
 
     def op_BUILD_LIST_UNPACK(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         self._build_unpack(arg, stack, "list")
@@ -872,7 +876,10 @@ class StackMachine:
         args = self.value(stack.pop())
         func, self_arg = self._callable(stack, null_slot)
         pos: List[ast.expr] = [self.value(a) for a in self_arg]
-        if isinstance(args, ast.Tuple) or (isinstance(args, ast.List) and not getattr(args, "_copied", False)):
+        if isinstance(args, ast.Tuple) and getattr(args, "_display", False) \
+                and any(isinstance(e, ast.Starred) for e in args.elts):
+            pos.append(ast.Starred(args, ast.Load()))
+        elif isinstance(args, ast.Tuple) or (isinstance(args, ast.List) and not getattr(args, "_copied", False)):
             pos.extend(args.elts)  # ``f(*[a, b])`` is ``f(a, b)``: the list is only unpacked
         else:
             pos.append(ast.Starred(args, ast.Load()))

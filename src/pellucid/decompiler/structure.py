@@ -377,6 +377,7 @@ class Structurer:
     forward_only_tests = False  # 3.12+: conditional jumps only go forward (set by the host)
     returns_const = False  # 3.12+: ``return <constant>`` is one RETURN_CONST (set by the host)
     break_cuts: Dict[Block, Tuple[int, Block]]  # set by the host's __init__; filled by loops
+    brk_copies: Dict[Block, FrozenSet[Block]]  # (likewise: a loop's follow -> copies of it)
 
     def walk(self, block: Optional[Block], stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
              first: Optional[Block] = None) -> WalkResult:
@@ -494,7 +495,7 @@ class Structurer:
                 and block is not loop.header and block is not loop.cont and block is not loop.brk \
                 and block not in conts:
             block = block.jump
-        if block is loop.brk:
+        if block is loop.brk or (loop.brk is not None and block in self.brk_copies.get(loop.brk, ())):
             return ast.Break()
         if block is loop.cont or block in conts:
             return ast.Continue()
