@@ -557,3 +557,29 @@ def test_failing_check_from_the_first_lines_is_the_whole_guards():
     # (the probes fail within the first lines, past them, and not at all)
     assert None in answers and any(a and a < first + cut_lines for a in answers) \
         and any(a and a > first + len(rendered.source.split("\n")) // gr._PREFIX_SHARE for a in answers), answers
+
+
+def test_guard_scope_is_the_guard_functions_globals():
+    """explain reads a failed check's value in guard_scope (without compiling the whole guard):
+    the same names bound to the same objects as the compiled guard function's globals."""
+    from pellucid.dynamo.guard_render import RenderedGuard, guard_scope
+
+    layers = torch.nn.ModuleList([torch.nn.Linear(3, 3) for _ in range(4)])
+
+    def f(x, mods):
+        for m in mods:
+            x = m(x)
+        return x
+
+    torch.compile(f, backend="eager")(torch.ones(2, 3), layers)
+    (entry,) = _entries(f)
+    rendered = render_guard(entry.guard_manager, "guard_f_0")
+    scope = guard_scope(rendered)
+    assert rendered._function is None  # (nothing compiled the whole guard)
+    whole = dict(RenderedGuard(rendered.source, rendered.namespace, rendered.name).function().__globals__)
+    del whole[rendered.name]
+    assert scope.keys() == whole.keys()
+    assert all(scope[k] is whole[k] for k in scope if k != "__builtins__")
+    probe = _locals(f, torch.ones(2, 3), layers)
+    subject = "L['mods']"
+    assert eval("lambda L, G: " + subject, scope)(probe, rendered.globals_dict or {}) is layers

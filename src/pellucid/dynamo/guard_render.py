@@ -28,7 +28,7 @@ from pellucid.dynamo.guard_tree import (
 )
 
 __all__ = ["RenderedCheck", "RenderedGuard", "render_guard", "render_tree", "evaluate", "failing_check",
-           "UnsupportedGuardError"]
+           "guard_scope", "UnsupportedGuardError"]
 
 HELPERS_MODULE = "pellucid.dynamo.guard_helpers"
 
@@ -71,6 +71,29 @@ class RenderedGuard:
             exec(code, scope)
             self._function = scope[self.name]
         return self._function
+
+
+def guard_scope(rendered: RenderedGuard) -> Dict[str, Any]:
+    """A copy of the globals the guard function runs with (its namespace and its helpers'
+    imports), to read a value as the guard reads it, without compiling the whole function.
+
+    >>> eval("lambda L, G: L['x'].shape", guard_scope(rendered))   # doctest: +SKIP
+    """
+    if rendered._function is not None:
+        return dict(rendered._function.__globals__)  # type: ignore[attr-defined]
+    lines = rendered.source.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    try:
+        k = lines.index("def %s(L, G):" % rendered.name)
+    except ValueError:
+        k = -1
+    if k < 0 or lines[-3:] != _TAIL:
+        return dict(rendered.function().__globals__)  # type: ignore[attr-defined]
+    # (what runs before the definition -- the imports -- is all that runs besides it)
+    scope = dict(rendered.namespace)
+    exec(compile("\n".join(lines[:k]) + "\n", "<pellucid %s>" % rendered.name, "exec"), scope)
+    return scope
 
 
 def evaluate(rendered: RenderedGuard, f_locals: Dict[str, Any],
