@@ -5,6 +5,7 @@ Transformed code of a model's layers differs in Dynamo's generated names, the la
 the objects without a literal form; these programs do too, in many statement forms.
 """
 import itertools
+import sys
 import types
 import uuid
 
@@ -16,7 +17,8 @@ from pellucid.verify import check_equivalent
 
 HEAD = "# head\n# STATUS\n#\n"
 
-# {fn}: a graph's function, {resume}: a resume function, {k}: the layer's index (>= 2)
+# {fn}: a graph's function, {resume}: a resume function, {k}: the layer's index (from 300: 3.14+
+# writes ints below 256 into the instruction, LOAD_SMALL_INT, not the constants)
 PROGRAMS = [
     "def forward(self, x, cache):\n"
     "    out = {fn}(x, self.w)\n"
@@ -40,7 +42,7 @@ PROGRAMS = [
     "    return {resume}(y, kwargs, (1, 0))\n",
 
     "def forward(self, x):\n"
-    "    y = [v * {k} for v in x]\n"  # (a nested code object: not kept by shape)
+    "    y = [v * {k} for v in x]\n"  # (a nested code object before 3.12: not kept by shape)
     "    return {fn}(y)\n",
 
     "def forward(self, x):\n"
@@ -79,7 +81,7 @@ def test_template_source_is_the_fresh_source(program):
     cache = ShapeCache()
     tags = itertools.count(1)
     hits_before = 0
-    for k, n in zip(range(2, 14), itertools.count(20, 4)):
+    for k, n in zip(range(300, 312), itertools.count(20, 4)):
         code = _code(PROGRAMS[program], k, n)
         code = _with_objects(code, [_Device(k)])
         tag = "t%d_" % next(tags)
@@ -93,8 +95,12 @@ def test_template_source_is_the_fresh_source(program):
         verdict = check_equivalent(code, got.code, got.bindings)
         assert verdict.ok, verdict.reason
         hits_before += from_shape
-    if program in (3, 4, 5):
-        assert cache.hits == 0  # (a nested function; a slot int's digits in another constant)
+    if program in (4, 5) or (program == 3 and sys.version_info < (3, 12)) \
+            or (program == 2 and sys.version_info >= (3, 14)):
+        # (a slot int's digits in another constant; a nested function, the comprehension before
+        # 3.12 inlines it; 3.14+ makes a[300:] a constant slice, written as a slice, not bound:
+        # no slot for it)
+        assert cache.hits == 0
     elif program == 1:
         assert cache.hits > 0
     else:
@@ -102,12 +108,12 @@ def test_template_source_is_the_fresh_source(program):
 
 
 def test_shapes_differ_where_the_code_does():
-    a = _code(PROGRAMS[0], 5, 20)
-    assert shape_key(a) == shape_key(_code(PROGRAMS[0], 9, 40))
+    a = _code(PROGRAMS[0], 305, 20)
+    assert shape_key(a) == shape_key(_code(PROGRAMS[0], 309, 40))
     assert shape_key(a) != shape_key(_code(PROGRAMS[0], 1, 40))  # (1 is kept: a truth value)
-    assert shape_key(a) != shape_key(_code(PROGRAMS[2], 5, 20))
+    assert shape_key(a) != shape_key(_code(PROGRAMS[2], 305, 20))
     assert shape_key(a) != shape_key(a.replace(co_names=tuple(n + "_" for n in a.co_names)))
-    assert shape_key(_code(PROGRAMS[3], 5, 20)) is None
+    assert (shape_key(_code(PROGRAMS[3], 5, 20)) is None) == (sys.version_info < (3, 12))
 
 
 def test_a_template_the_verifier_refuses_is_decompiled_afresh():
@@ -116,13 +122,13 @@ def test_a_template_the_verifier_refuses_is_decompiled_afresh():
     from pellucid.dynamo import transformed_code
 
     cache = ShapeCache()
-    first = _code(PROGRAMS[0], 5, 20)
+    first = _code(PROGRAMS[0], 305, 20)
     cache.recompile(first, "/tmp/t.py", "# h\n# STATUS\n#\n", "t1_", recompile_full,
                     keep_locals=CELLS, write=False, imports=False)
     (template,) = [t for t in cache.templates.values() if t is not None]
     template.pieces = [p.replace("out[0]", "out[1]") if isinstance(p, str) else p
                        for p in template.pieces]
-    second = _code(PROGRAMS[0], 7, 24)
+    second = _code(PROGRAMS[0], 307, 24)
     written = {}
 
     def verify(original, candidate, bindings):

@@ -156,6 +156,12 @@ def make_template(code: types.CodeType, source: str, head: str, tag: str,
             return None  # (bound to something else than one constant of the code: not kept)
         bound[name] = j
         bound_consts.append(at[0])
+    bound_ids = {id(v) for v in bindings.values()}
+    for c in code.co_consts:
+        if not _slot_int(c) and not is_literal(c) and id(c) not in bound_ids:
+            # the key abstracts it as bound to a name; the decompiler wrote it otherwise (3.14's
+            # constant slices, ``a[300:]``): its text is not a slot, so the shape is not kept
+            return None
     slots: Dict[str, Slot] = {}
     for n, k in names.items():
         slots[n] = ("name", k, "")
