@@ -481,8 +481,11 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
     for ins in raw_instructions(code):
         if ins.opcode in _LOCAL_OR_FREE_OPS:
             used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    candidates = [n for n in candidates if n in used]
+    if not candidates:
+        return []  # (most functions: no walk of the body)
     bound = _bound_names(body)
-    return [n for n in candidates if n in used and n not in bound]
+    return [n for n in candidates if n not in bound]
 
 
 # (dis's lists as one set: tested for every instruction of the code)

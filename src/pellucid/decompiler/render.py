@@ -102,15 +102,16 @@ def _render_code(code: types.CodeType, func: Any, name: Optional[str]) -> str:
     from pellucid.decompiler.annotate_host import annotate_host_tree, lazy_value_host_tree
     host = annotate_host_tree(code, pool) or lazy_value_host_tree(code, pool)
     if host is not None:  # (the definition whose annotations make it: what recompile compiles)
-        return unparse(host)
+        return unparse(host, locate_all=False)
     defaults = defaults_of(func, pool) if func is not None else None
     tree, pool = code_to_ast(code, name=name, consts=pool, defaults=defaults)
     if code.co_name == "<lambda>" and len(tree.body) == 1:
         fn = tree.body[0]
         if len(fn.body) == 1 and isinstance(fn.body[0], ast.Return):
             value = fn.body[0].value or ast.Constant(None)
-            return unparse(ast.Expression(ast.Lambda(fn.args, value)))
-    return closure_comment(code, func) + unparse(tree)
+            return unparse(ast.Expression(ast.Lambda(fn.args, value)), locate_all=False)
+    # (the text is all that is kept of the tree: only what the writer reads is located)
+    return closure_comment(code, func) + unparse(tree, locate_all=False)
 
 
 def defaults_of(func: Any, pool: ConstantPool) -> Dict[str, Any]:

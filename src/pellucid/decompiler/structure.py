@@ -19,7 +19,7 @@ from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stack_machine import same_expr
 from pellucid.decompiler.copied_tails import operand_at_hole
 from pellucid.decompiler.sharing import replace_nodes
-from pellucid.decompiler.tree_nodes import all_nodes
+from pellucid.decompiler.tree_nodes import all_nodes, copy_tree
 
 _TERMINAL = TERMINAL
 _CASE_START = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME",
@@ -640,13 +640,33 @@ class Structurer:
         from ``chain``: that condition, its targets, the stack after it and its blocks."""
         if not self._continues_condition(block, chain):
             return None
-        try:
-            trial = self._condition_operands(block, stack)
-            if trial is None:
-                return None
-            return self._fold_condition(block, trial, through_jumps=True)
-        except (StructureError, IndexError):
+        # Remembered per block and stack: an ``if``/``elif`` chain's every test starts a group
+        # that runs down the rest of the chain, once for each enclosing test and again when the
+        # test's own ``if`` is built -- quadratic in the chain's length without this.  The group
+        # does not depend on ``chain`` (checked above); what else it reads is in the key.  The
+        # remembered nodes are kept apart from the ones handed out (a caller may mark them),
+        # and the stack's own values stay shared.
+        cache = self.__dict__.get("_group_cache")
+        if cache is None:
+            cache = self._group_cache = {}
+        key = (block, tuple(map(id, stack)), self.floor,
+               frozenset(self.active_loops), frozenset(self.latch_tests))
+        known = cache.get(key)
+        if known is None:
+            try:
+                trial = self._condition_operands(block, stack)
+                found = None if trial is None else self._fold_condition(block, trial, through_jumps=True)
+            except (StructureError, IndexError):
+                found = None
+            # (``stack`` is kept with the entry: the ids in the key stay its values')
+            known = cache[key] = (list(stack), found if found is None else
+                                  (copy_tree([found[0], found[3]], stack), found[1], found[2], found[4]))
+            return found
+        if known[1] is None:
             return None
+        (cond, st), t, f, blocks = known[1]
+        cond, st = copy_tree([cond, st], stack)
+        return cond, t, f, st, blocks
 
     def _through_jumps(self, block: Block) -> Block:
         """Past blocks that only jump (3.12+ gives each ``continue`` of a condition its own)."""

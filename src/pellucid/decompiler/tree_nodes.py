@@ -5,7 +5,7 @@ anything?" after nearly every instruction; on Dynamo's long functions the genera
 ``ast.walk`` (``iter_child_nodes`` over ``iter_fields``) was a fifth of the decompiler's time.
 """
 import ast
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, Iterable, List, Set
 
 _AST = ast.AST
 _Name = ast.Name
@@ -68,17 +68,18 @@ def name_ids(tree: ast.AST) -> Set[str]:
     return set([node.id for node in all_nodes(tree) if isinstance(node, _Name)])  # type: ignore[attr-defined]
 
 
-def copy_tree(value: Any) -> Any:
+def copy_tree(value: Any, shared: Iterable[Any] = ()) -> Any:
     """A deep copy of an ``ast`` node or a list of them, as :func:`copy.deepcopy` makes it (a node
     reached twice is copied once) but without its generic machinery: nodes and lists are new,
-    every other value (constants, names, code objects) is shared, being immutable here.
+    every other value (constants, names, code objects) is shared, being immutable here, and so
+    are the nodes in ``shared`` (values the copy must keep referring to, not duplicate).
 
     >>> body = ast.parse("x = f(1)").body
     >>> new = copy_tree(body)
     >>> ast.dump(new[0]) == ast.dump(body[0]), new[0] is body[0], new[0].value is body[0].value
     (True, False, False)
     """
-    memo: Dict[int, Any] = {}
+    memo: Dict[int, Any] = {id(v): v for v in shared}
     contexts = CONTEXTS
 
     def copy(v: Any) -> Any:
