@@ -20,6 +20,17 @@ from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps
 _ENDS = TERMINAL
 
 
+def _straight_to(block: Block, target: Block) -> bool:
+    """``block`` runs straight (no test) into ``target``: ``x(); break``."""
+    for _ in range(16):
+        if block is target:
+            return True
+        if len(block.succs) != 1 or block.last.op in POP_JUMPS:
+            return False
+        block = block.succs[0]
+    return False
+
+
 class _GuardNotLoop(StructureError):
     """(a test read as a ``while`` loop's guard has no such loop after it)"""
 
@@ -434,9 +445,17 @@ class LoopBuilder:
                 return b
         # Breaks whose own code branches (``elif c: x = 1; break``): each exit's code, the
         # blocks only it reaches, ends where they all go on.
-        joins = {self._own_code_end(b, body) for b in breaks}
+        ends = {b: self._own_code_end(b, body) for b in breaks}
+        joins = set(ends.values())
         if len(joins) == 1 and None not in joins and not joins & self.active_loops:
             return next(iter(joins))
+        # ... or where the others' code goes on is itself a break target (``if a: if c:
+        # return; break`` beside a plain ``break``).
+        meet = {e for e in joins if e is not None and e in breaks}
+        if len(meet) == 1 and not meet & self.active_loops:
+            join = next(iter(meet))
+            if all(b is join or e is join for b, e in ends.items()):
+                return join
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
@@ -664,9 +683,19 @@ class LoopBuilder:
             # (``while True: ...; while c: ...; <code> `` jumping back to the test).
             clauses = self.with_clauses(inner_body)
             extra = frozenset(self.cfg.loop_body(header)) - clauses - guard
+            # (When the inner loop's normal exit does not go back to ``header``, no code after
+            # the inner loop does: ``extra`` is then the code of ``continue`` paths, which may
+            # hold tests of its own (``if a: if b: x() else: y(); continue``), and a jump into
+            # it is an ``if`` arm's way to its ``continue``, not a ``break``.)
+            after_inner = past_lone_jumps(lt[1]) in extra or past_lone_jumps(lt[1]) is header
+            exit_ = past_lone_jumps(lt[1])
             if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
-                    x.last.op not in POP_JUMPS and all(s is header or s in extra for s in x.succs)
-                    and not any(p in clauses and p.last.op == "JUMP" and p.jump is x for p in x.preds)
+                    (x.last.op not in POP_JUMPS or not after_inner)
+                    and all(s is header or s in extra
+                            or (not after_inner and _straight_to(s, exit_))  # (a ``break``)
+                            for s in x.succs)
+                    and not (after_inner and any(p in clauses and p.last.op == "JUMP" and p.jump is x
+                                                 for p in x.preds))
                     for x in extra):
                 return True
         return False
@@ -879,6 +908,9 @@ class LoopBuilder:
         ``guard``: the block where the guard's test starts; when ``continue`` jumps back to it
         (see ``_rotated_guard``), it is a second continue point of the loop."""
         built = self._guarded_while(cond, header, exit_block, stack, ctx, stop, out, guard)
+        if built is None and guard is not None and guard in self.guard_tries:
+            # (``while not c:``: the guard jumps to the loop's exit when ``c`` is true)
+            built = self._guarded_while(negate(cond), exit_block, header, stack, ctx, stop, out, guard)
         if built is None and guard is not None and guard in self.guard_tries:
             raise _GuardNotLoop()
         return built

@@ -10,7 +10,7 @@ over :class:`~pellucid.decompiler.markers.ExcMatch`), then read back as ``except
 """
 import ast
 import copy
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 from pellucid.bytecode.cfg import Block, tail_code
 from pellucid.bytecode.features import EXCEPTION_TABLE
@@ -21,7 +21,7 @@ from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
 from pellucid.decompiler.stop_sets import group_stop
 from pellucid.decompiler.stack_machine import ExitResult, PopExcept, Reraise, same_expr
-from pellucid.decompiler.structure import Ctx, past_lone_jumps
+from pellucid.decompiler.structure import Ctx, past_lone_jumps, same_code
 
 
 _SAFE_EXIT_OPS = frozenset({"RETURN_VALUE", "JUMP", "POP_TOP", "SWAP", "COPY", "ROT", "LOAD_CONST",
@@ -211,14 +211,25 @@ class ProtectedBuilder:
 
         It is walked in the context the statement itself was built in, so a path that also
         leaves enclosing ``try``/``with`` statements is read by them in turn."""
-        if len(block.preds) != 1 and (self._absorb.get(ctx.exc) != "finally" or ctx.region is None
+        if len(block.preds) != 1 and (self._absorb.get(ctx.exc) not in ("finally", "with")
+                                      or ctx.region is None
                                       or any(p not in ctx.region or p.last.op not in POP_JUMPS
                                              for p in block.preds)):
             return None  # (several jumps from a try body: ``if a or b: break``)
         handler = self.effective_handler(block)
         enclosing = self._level_ctxs().get(ctx.exc) if ctx.exc is not None else None
+        here = enclosing
+        seen_levels: Set[int] = set()
+        while here is not None and here.exc is not None and here.exc != handler \
+                and here.exc not in seen_levels:
+            # (a path that leaves several enclosing statements at once: ``return`` in a
+            # ``try`` inside two ``with``s runs the inner ``__exit__`` under the outer's handler)
+            seen_levels.add(here.exc)
+            here = self._level_ctxs().get(here.exc)
         if enclosing is not None and enclosing.exc == handler:
             outer = Ctx(ctx.loop, enclosing.region, handler)
+        elif here is not None and handler is not None and here.exc == handler:
+            outer = Ctx(ctx.loop, here.region, handler)
         else:
             outer = Ctx(ctx.loop, None, handler)
         busy = self.__dict__.setdefault("_pellucid_exit_paths", set())
@@ -683,8 +694,21 @@ class ProtectedBuilder:
         if after is None and hstack is not None and hend is not None and exit_block is None:
             # the clauses' way on found by walking them: off the end of an enclosing try
             after = hend
+        if hstack is not None and hend is not None and hend is not after and hend not in copies \
+                and hend in stop and isinstance(self.loop_jump(hend, ctx), ast.Break):
+            # The clause stopped at the loop's exit, where the enclosing loop's walk stops
+            # (``except KeyError: break`` when the code after the loop is not copied into
+            # the clause): its ``break``.
+            hs, hstack, hend = hs + [ast.Break()], None, None
+        copied_end: Optional[Block] = None
         if hstack is not None and hend is not after and hend not in copies:
-            raise StructureError("an except clause goes on where the try statement does not")
+            if hend is None or ctx.region is None or (hend.origin or hend) in ctx.region \
+                    or exit_block is None or exit_block is after:
+                raise StructureError("an except clause goes on where the try statement does not")
+            # The clauses run off the end of the enclosing ``try`` into a copy of the code
+            # after it (3.12+ copy a short ``return x``): where the ``else`` clause runs off
+            # it too, if that is the same code, is where the statement goes on (checked below).
+            copied_end = hend
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers)
@@ -711,6 +735,24 @@ class ProtectedBuilder:
                 # stopped at the loop's continue point (an enclosing if merges there)
                 self.emit(orelse, jump, else_stack)  # type: ignore[arg-type]
                 else_stack = None
+            if else_stack is not None and else_end is not None and after is None and hstack is None \
+                    and trailing is None and all(_terminates(h.body) for h in handlers):
+                # No clause goes on (each returns, through the enclosing ``finally``): the
+                # statement goes on where its body's way on stops (that ``finally``'s copy).
+                after = else_end
+            if else_stack is not None and else_end is not None and after is None and hstack is None \
+                    and trailing is not None and _terminates(trailing) and ctx.region is not None:
+                # Each clause leaves by its own ``return`` through the enclosing ``finally``
+                # (its copy, then the return, after the POP_EXCEPT): that ending is the
+                # clause's (the enclosing statement strips the copy), not code after this one.
+                _inline_tails([(h, getattr(h, "_trailing", None) or []) for h in handlers])
+                trailing = None
+                after = else_end
+            if copied_end is not None:
+                if else_stack is None or else_end is None \
+                        or not (else_end is copied_end or same_code(else_end, copied_end)):
+                    raise StructureError("an except clause goes on where the try statement does not")
+                after, copies = else_end, [copied_end]
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
@@ -741,6 +783,26 @@ class ProtectedBuilder:
                 return list(else_stack), after
             if after is not None:
                 cont, cont_stack, _ = self.walk(after, list(body_stack or stack), ctx, stop)
+                if cont_stack is None and not orelse and after is exit_block and _terminates(cont) \
+                        and [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
+                    # The body's way on never goes on (``else: return g()``) and is not the
+                    # clauses' code: it is the ``else`` clause, and only the clauses reach the
+                    # code after the statement, each through its own copy (3.12+ copies a short
+                    # ``return`` into the clause), which is what follows.
+                    node.orelse = cont
+                    self.emit(out, node, stack)
+                    out.extend(trailing)
+                    return None, None
+                if cont_stack is not None and not cont and not orelse and ctx.region is not None \
+                        and (after.origin or after) not in ctx.region and _terminates(trailing) \
+                        and isinstance(trailing[-1], ast.Return):
+                    # The body goes on out of the enclosing ``try`` (into its ``finally``
+                    # copy) and each clause leaves by ``return`` through that ``finally``
+                    # (its copy, then the return, after the POP_EXCEPT): that ending is the
+                    # clause's own (the enclosing statement strips the copy).
+                    _inline_tails([(h, getattr(h, "_trailing", None) or []) for h in handlers])
+                    self.emit(out, node, stack)
+                    return list(body_stack if body_stack is not None else stack), after
                 if cont_stack is not None or [ast.dump(x) for x in cont] != [ast.dump(x) for x in trailing]:
                     raise StructureError("except clauses continue differently from the try")
             self.emit(out, node, stack)

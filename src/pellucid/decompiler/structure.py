@@ -963,6 +963,14 @@ class Structurer:
             self.emit(out, self.make_if(negate(cond), else_s, []), stack)
             out.extend(then_s)
             return then_stack, then_end
+        if then_end is not None and else_end is not None and then_end is not else_end:
+            # One arm stopped at a lone jump to where the other ends: 3.13+ put the jump that
+            # ends an ``if`` arm in a ``try`` body outside the try's region (so the walk stops
+            # there), while the other arm falls out of the region into the code after it.
+            if past_lone_jumps(then_end) is else_end:
+                then_end = else_end
+            elif past_lone_jumps(else_end) is then_end:
+                else_end = then_end
         if then_end is not else_end and not (then_end is not None and else_end is not None
                                              and same_code(then_end, else_end)):
             if not apart and merge is not None and merge in (then_end, else_end) \
