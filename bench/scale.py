@@ -74,6 +74,7 @@ PHASES: Sequence[Tuple[str, str, str]] = (
     ("pellucid.dynamo.capture", "Capturer.on_bytecode", "bytecode hook (rest)"),
     ("pellucid.decompiler.recompile", "recompile_full", "recompile (rest)"),
     ("pellucid.decompiler.recompile", "code_to_ast", "decompile"),
+    ("pellucid.decompiler.recompile", "recompile_source", "recompile by shape"),
     ("pellucid.decompiler.recompile", "unparse", "unparse"),
     ("pellucid.decompiler.recompile", "compile", "compile()"),
     ("pellucid.verify", "check_equivalent", "verify"),

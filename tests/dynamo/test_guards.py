@@ -518,3 +518,68 @@ def test_kept_trees_render_what_a_fresh_read_renders(monkeypatch):
                 probe = _locals(f, torch.ones(2), i + 1)
                 assert evaluate(kept, probe) == e.guard_manager.check(probe)
     assert len(reads) == len(entries)  # one read per guard manager, however often rendered
+
+
+def test_failing_check_from_the_first_lines_is_the_whole_guards():
+    """failing_check runs a long guard's first lines first (compiling hundreds of checks was
+    most of explaining a recompilation): the check it names, for calls failing early, late or
+    not at all, is the one the whole guard function returns False on."""
+    from pellucid.dynamo import guard_render as gr
+
+    layers = torch.nn.ModuleList([torch.nn.Linear(3, 3) for _ in range(12)])
+
+    def f(x, mods, k):
+        for m in mods:
+            x = m(x) * k
+        return x
+
+    cf = torch.compile(f, backend="eager")
+    cf(torch.ones(2, 3), layers, 2)
+    (entry,) = _entries(f)
+    rendered = render_guard(entry.guard_manager, "guard_f_0")
+    assert gr._prefix_function(rendered) is not None  # (long enough to be cut)
+    other = torch.nn.ModuleList([torch.nn.Linear(3, 3) for _ in range(12)])
+    probes = [("passes", (torch.ones(2, 3), layers, 2)), ("int", (torch.ones(2, 3), layers, 3)),
+              ("shape", (torch.ones(4, 3), layers, 2)), ("dtype", (torch.ones(2, 3).double(), layers, 2)),
+              ("modules", (torch.ones(2, 3), other, 2)), ("last layer", (torch.ones(2, 3), layers, 2))]
+    cut_lines = gr._PREFIX_MIN + 1
+    answers = set()
+    for label, args in probes:
+        probe = _locals(f, *args)
+        # (the last layer's weight no longer requires grad: checked late)
+        layers[-1].weight.requires_grad_(label != "last layer")
+        whole = gr._run_traced(rendered, rendered.function(), probe, rendered.globals_dict or {})
+        got = failing_check(rendered, probe)
+        assert (got.lineno if got else None) == (whole.lineno if whole else None), label
+        assert (whole is None) == entry.guard_manager.check(probe), label
+        answers.add(whole.lineno if whole else None)
+    first = min(c.lineno for c in rendered.checks)
+    # (the probes fail within the first lines, past them, and not at all)
+    assert None in answers and any(a and a < first + cut_lines for a in answers) \
+        and any(a and a > first + len(rendered.source.split("\n")) // gr._PREFIX_SHARE for a in answers), answers
+
+
+def test_guard_scope_is_the_guard_functions_globals():
+    """explain reads a failed check's value in guard_scope (without compiling the whole guard):
+    the same names bound to the same objects as the compiled guard function's globals."""
+    from pellucid.dynamo.guard_render import RenderedGuard, guard_scope
+
+    layers = torch.nn.ModuleList([torch.nn.Linear(3, 3) for _ in range(4)])
+
+    def f(x, mods):
+        for m in mods:
+            x = m(x)
+        return x
+
+    torch.compile(f, backend="eager")(torch.ones(2, 3), layers)
+    (entry,) = _entries(f)
+    rendered = render_guard(entry.guard_manager, "guard_f_0")
+    scope = guard_scope(rendered)
+    assert rendered._function is None  # (nothing compiled the whole guard)
+    whole = dict(RenderedGuard(rendered.source, rendered.namespace, rendered.name).function().__globals__)
+    del whole[rendered.name]
+    assert scope.keys() == whole.keys()
+    assert all(scope[k] is whole[k] for k in scope if k != "__builtins__")
+    probe = _locals(f, torch.ones(2, 3), layers)
+    subject = "L['mods']"
+    assert eval("lambda L, G: " + subject, scope)(probe, rendered.globals_dict or {}) is layers

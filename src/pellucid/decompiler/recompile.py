@@ -370,6 +370,26 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
     # (only ``place_at_original_lines`` reads the tree afterwards, and it reads the positions
     # the decompiler tagged, not locations: the writer needs statements' lines alone)
     source = header + _restore_notes(tree, notes, unparse(tree, locate_all=False))
+    return _compiled(code, source, tree, pool.bindings, pool.fallback_defs, path, qualname,
+                     keep_locals, write)
+
+
+def recompile_source(code: types.CodeType, source: str, bindings: Dict[str, Any], path: str,
+                     keep_locals: Any = False) -> Recompiled:
+    """What :func:`recompile_full` makes of ``source`` as if its decompiler had written it for
+    ``code`` (with ``bindings`` for its constants without a literal form), compiled as the file
+    at ``path`` (not written).  The result is as unproven as any recompiled code: verify it.
+
+    >>> def f(x): return x + 1
+    >>> recompile_source(f.__code__, "def f(x):\n    return x + 1", {}, "f.py").code.co_name
+    'f'
+    """
+    return _compiled(code, source, None, bindings, {}, path, None, keep_locals, False)
+
+
+def _compiled(code: types.CodeType, source: str, tree: Optional[ast.Module], bindings: Dict[str, Any],
+              fallback_defs: Dict[str, Any], path: Optional[str], qualname: Optional[str],
+              keep_locals: Any, write: bool) -> Recompiled:
     filename = os.path.abspath(path) if path else code.co_filename
     if path and write:
         with open(path, "w", encoding="utf-8") as fh:
@@ -380,16 +400,17 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         else:
             # The code keeps the original's file name, so it keeps its lines too: the source
             # parsed back, each node placed where the instructions it came from were.
+            assert tree is not None  # (recompile_source always has a path)
             to_compile = ast.parse(source, filename)
             place_at_original_lines(to_compile, tree, code.co_firstlineno)
         # optimize=0: the original had its asserts (LOAD_ASSERTION_ERROR), keep them under -O too.
         module = compile(to_compile, filename, "exec", dont_inherit=True, optimize=0)
     except SyntaxError as exc:
         raise DecompileError("decompiled source of %s does not compile: %s" % (code.co_name, exc))
-    if pool.fallback_defs:
-        module = _rename_fallback_defs(module, pool.fallback_defs)
+    if fallback_defs:
+        module = _rename_fallback_defs(module, fallback_defs)
     if is_module_code(code):
-        return Recompiled(module, source, pool.bindings)
+        return Recompiled(module, source, bindings)
     name = target_name(code)
     new = find_nested_code(module, name)
     if new is None:
@@ -434,7 +455,7 @@ def recompile_full(code: types.CodeType, path: Optional[str] = None,
         changes["co_qualname"] = code.co_qualname
     if not path:
         changes["co_filename"] = code.co_filename
-    return Recompiled(new.replace(**changes), source, pool.bindings)
+    return Recompiled(new.replace(**changes), source, bindings)
 
 
 def _qualname_in_consts(code: types.CodeType) -> Optional[str]:

@@ -19,6 +19,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from pellucid.dynamo import explain, trace_filter, transformed_code
+from pellucid.dynamo.code_shapes import ShapeCache
 from pellucid.dynamo.dump_files import DumpDirError, DumpFiles
 from pellucid.dynamo.gc_pause import collector_paused
 from pellucid.dynamo.model import (Capture, CompiledFrame, CompiledGraph, CompileMetrics, GraphBreak,
@@ -112,6 +113,8 @@ class Capturer:
         #: id(resume code) -> (that code, the frame whose transformed code calls it, resume
         #: offset), from the ``__resume_at_*`` globals of each transformed code, as it is made
         self._resume_parents: Dict[int, Tuple[types.CodeType, CompiledFrame, Optional[int]]] = {}
+        #: the layers of a model compile one function to code of one shape: decompiled once
+        self.shapes = ShapeCache()
 
     # -- installing ---------------------------------------------------------------------------
     def install(self) -> None:
@@ -218,7 +221,7 @@ class Capturer:
             # makes this one ``...for_f.1.py`` (see DumpFiles.claim)
             path = self.files.claim("__transformed_code_%d_for_%s.py" % (len(frame.transforms), frame.ident))
             t = transformed_code.build(compile_id, original, transformed, path, self.files.write,
-                                       fn_globals, self.verify)
+                                       fn_globals, self.verify, self.shapes)
             frame.transforms.append(t)
             self._note_resumes(frame, t, fn_globals)
             self.capture.files.append(path)

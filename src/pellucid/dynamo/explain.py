@@ -386,7 +386,9 @@ def _read(rendered: Any, subject: str, f_locals: Dict[str, Any], g: Dict[str, An
     if "," in subject and not subject.startswith(("(", "[")):
         subject = "(%s)" % subject
     try:
-        scope = dict(rendered.function().__globals__)
+        from pellucid.dynamo.guard_render import guard_scope
+
+        scope = guard_scope(rendered)  # (not the whole guard compiled: see failing_check)
         value = eval("lambda L, G: " + subject, scope)(f_locals, g)  # noqa: S307 - the guard's own expression
     except Exception as exc:  # noqa: BLE001 - the value cannot be read: that is why it failed
         return "cannot be read (%s: %s)" % (type(exc).__name__, exc)

@@ -28,7 +28,7 @@ from pellucid.dynamo.guard_tree import (
 )
 
 __all__ = ["RenderedCheck", "RenderedGuard", "render_guard", "render_tree", "evaluate", "failing_check",
-           "UnsupportedGuardError"]
+           "guard_scope", "UnsupportedGuardError"]
 
 HELPERS_MODULE = "pellucid.dynamo.guard_helpers"
 
@@ -71,6 +71,29 @@ class RenderedGuard:
             exec(code, scope)
             self._function = scope[self.name]
         return self._function
+
+
+def guard_scope(rendered: RenderedGuard) -> Dict[str, Any]:
+    """A copy of the globals the guard function runs with (its namespace and its helpers'
+    imports), to read a value as the guard reads it, without compiling the whole function.
+
+    >>> eval("lambda L, G: L['x'].shape", guard_scope(rendered))   # doctest: +SKIP
+    """
+    if rendered._function is not None:
+        return dict(rendered._function.__globals__)  # type: ignore[attr-defined]
+    lines = rendered.source.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    try:
+        k = lines.index("def %s(L, G):" % rendered.name)
+    except ValueError:
+        k = -1
+    if k < 0 or lines[-3:] != _TAIL:
+        return dict(rendered.function().__globals__)  # type: ignore[attr-defined]
+    # (what runs before the definition -- the imports -- is all that runs besides it)
+    scope = dict(rendered.namespace)
+    exec(compile("\n".join(lines[:k]) + "\n", "<pellucid %s>" % rendered.name, "exec"), scope)
+    return scope
 
 
 def evaluate(rendered: RenderedGuard, f_locals: Dict[str, Any],
@@ -760,9 +783,63 @@ def failing_check(rendered: RenderedGuard, f_locals: Dict[str, Any],
     >>> failing_check(rendered, {"x": torch.ones(3)}).text    # doctest: +SKIP
     "if not (check_tensor(L['x'], ...)): return False  # from: a = x.sin()  (t.py:3 in f)"
     """
+    g = rendered.globals_dict if globals_dict is None else globals_dict
+    # A recompilation usually fails one of the first checks (the layer's own object): its
+    # first lines alone, compiled, answer; compiling a guard of hundreds of checks was most of
+    # the cost of explaining a recompilation (a model's layers: once per layer).
+    prefix = _prefix_function(rendered)
+    if prefix is not None:
+        check = _run_traced(rendered, prefix, f_locals, g)
+        if check is not None:
+            return check
+    return _run_traced(rendered, rendered.function(), f_locals, g)
+
+
+#: a guard's first lines that :func:`failing_check` runs first: this share, at least the minimum
+_PREFIX_SHARE = 4
+_PREFIX_MIN = 40
+_TAIL = ["        return True", "    except Exception:", "        return False"]
+
+
+def _prefix_function(rendered: RenderedGuard) -> Optional[Callable[..., bool]]:
+    """The guard function cut after its first checks, with ``return True`` after them: it
+    runs the same lines in the same order, so where it returns False the whole function returns
+    False on the same line.  Its own last lines are numbered past the whole function's end (no
+    check of the whole function has their numbers).  None when the guard is short or not laid
+    out as :class:`_Renderer` writes it."""
+    lines = rendered.source.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines[-3:] != _TAIL:
+        return None
+    try:
+        start = lines.index("def %s(L, G):" % rendered.name)
+        body = lines.index("    try:", start) + 1
+    except ValueError:
+        return None
+    end = len(lines) - 3
+    cut = body + max(_PREFIX_MIN, (end - body) // _PREFIX_SHARE)
+    # (at an ``if`` of the try body itself: no statement before it goes on after the cut --
+    # an ``if`` continues none, as ``else`` or a bracket's closing line would)
+    while cut < end and not lines[cut].startswith("        if "):
+        cut += 1
+    if cut >= end:
+        return None
+    source = "\n".join(lines[:cut] + [""] * (len(lines) - cut) + _TAIL) + "\n"
+    try:
+        code = compile(source, "<pellucid %s>" % rendered.name, "exec")
+    except SyntaxError:
+        return None
+    scope = dict(rendered.namespace)
+    exec(code, scope)
+    fn = scope.get(rendered.name)
+    return fn if callable(fn) else None
+
+
+def _run_traced(rendered: RenderedGuard, fn: Callable[..., bool], f_locals: Dict[str, Any],
+                g: Optional[Dict[str, Any]]) -> Optional[RenderedCheck]:
     import sys
-    fn = rendered.function()
-    code = fn.__code__
+    code = fn.__code__  # type: ignore[attr-defined]
     last: List[int] = []
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
@@ -772,7 +849,6 @@ def failing_check(rendered: RenderedGuard, f_locals: Dict[str, Any],
             last.append(frame.f_lineno)
         return tracer
 
-    g = rendered.globals_dict if globals_dict is None else globals_dict
     old = sys.gettrace()
     sys.settrace(tracer)
     try:

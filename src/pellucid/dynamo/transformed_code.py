@@ -16,6 +16,7 @@ import re
 import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from pellucid.dynamo.code_shapes import ShapeCache
 from pellucid.dynamo.model import Transform
 
 _GRAPH = re.compile(r"^(__compiled_fn_\d+)")
@@ -74,30 +75,40 @@ def _commented(text: str) -> str:
 
 def build(compile_id: str, original: types.CodeType, transformed: types.CodeType, path: str,
           write: Callable[[str, str], None], fn_globals: Optional[Dict[str, Any]],
-          verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]]) -> Transform:
+          verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]],
+          shapes: Optional[ShapeCache] = None) -> Transform:
     """Decompile ``transformed`` into the file ``path`` and decide whether its recompiled code
-    may replace Dynamo's.  Never raises for a decompiler problem: the reason is recorded."""
+    may replace Dynamo's.  Never raises for a decompiler problem: the reason is recorded.
+    ``shapes``: the capture's sources by shape (:mod:`pellucid.dynamo.code_shapes`)."""
     from pellucid.bytecode.normalize import shared_results
 
     # the decompiler and the verifier both read ``transformed``'s instructions: once is enough
     with shared_results():
-        return _build(compile_id, original, transformed, path, write, fn_globals, verify)
+        return _build(compile_id, original, transformed, path, write, fn_globals, verify, shapes)
 
 
 def _attempt(transformed: types.CodeType, original: types.CodeType, path: str, head: str,
              fn_globals: Optional[Dict[str, Any]],
              verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]],
-             recompile_full: Callable[..., Any]
-             ) -> Tuple[Optional[str], Optional[str], Optional[types.CodeType]]:
+             recompile_full: Callable[..., Any], shapes: Optional[ShapeCache] = None,
+             tag: Optional[str] = None) -> Tuple[Optional[str], Optional[str], Optional[types.CodeType]]:
     """Decompile and recompile ``transformed`` once: (why it cannot replace Dynamo's code or
-    None, its source or None, the code that may replace Dynamo's or None)."""
+    None, its source or None, the code that may replace Dynamo's or None).  With ``shapes``,
+    from the source of an earlier code object of its shape where one was decompiled."""
     from pellucid.decompiler.recompile import CELLS
     from pellucid.errors import DecompileError
 
+    tag = tag or "t%d_" % next(_CONST_TAGS)
+    from_shape = False
     try:
-        result = recompile_full(transformed, path, keep_locals=CELLS,
-                                header=head + "# STATUS\n#\n", write=False,
-                                const_tag="t%d_" % next(_CONST_TAGS), imports=False)
+        if shapes is not None:
+            result, from_shape = shapes.recompile(transformed, path, head + "# STATUS\n#\n", tag,
+                                                  recompile_full, keep_locals=CELLS, write=False,
+                                                  imports=False)
+        else:
+            result = recompile_full(transformed, path, keep_locals=CELLS,
+                                    header=head + "# STATUS\n#\n", write=False, const_tag=tag,
+                                    imports=False)
     except DecompileError as exc:
         return "could not decompile: %s" % exc, None, None
     except Exception as exc:  # a pellucid bug must not reach the user's program
@@ -120,6 +131,11 @@ def _attempt(transformed: types.CodeType, original: types.CodeType, path: str, h
         if not ok:
             problem = "not verified equivalent: %s" % reason
     if problem is not None:
+        if from_shape:
+            # (made from another code object's source: what is refused is decompiled afresh,
+            # so that the verdict and the file are what they would be without the template)
+            return _attempt(transformed, original, path, head, fn_globals, verify, recompile_full,
+                            tag=tag)
         return problem, result.source, None
     if result.bindings and fn_globals is not None:
         fn_globals.update(result.bindings)
@@ -128,8 +144,8 @@ def _attempt(transformed: types.CodeType, original: types.CodeType, path: str, h
 
 def _build(compile_id: str, original: types.CodeType, transformed: types.CodeType, path: str,
            write: Callable[[str, str], None], fn_globals: Optional[Dict[str, Any]],
-           verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]]
-           ) -> Transform:
+           verify: Callable[[types.CodeType, types.CodeType, Dict[str, Any]], Tuple[bool, str]],
+           shapes: Optional[ShapeCache] = None) -> Transform:
     from pellucid.decompiler.copy_propagation import plain_temporaries
     from pellucid.decompiler.recompile import recompile_full
 
@@ -141,7 +157,7 @@ def _build(compile_id: str, original: types.CodeType, transformed: types.CodeTyp
     head = ("# Dynamo's transformed code for %s (%s), compile %s; decompiled by pellucid.\n"
             % (original.co_name, where, compile_id))
     t.rejected, source, new = _attempt(transformed, original, path, head, fn_globals, verify,
-                                       recompile_full)
+                                       recompile_full, shapes)
     if new is None:
         # Readability rewrites are judged like everything else: when the rewritten form is not
         # verified, the form without them is tried before Dynamo's own code is used (and shown,
