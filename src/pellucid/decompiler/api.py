@@ -37,9 +37,9 @@ def _flat_if_too_deep(name: str, make: Callable[[], _T]) -> _T:
         return make()
     except RecursionError:
         pass  # retried below, once the stack has unwound
-    from pellucid.decompiler.fallback import force_fallback
-
     try:
+        from pellucid.decompiler.fallback import force_fallback
+
         with force_fallback(_TOO_DEEP):
             return make()
     except RecursionError:
@@ -215,10 +215,15 @@ def render_checked(code: types.CodeType, func: Any = None, name: Optional[str] =
                    verify: bool = True) -> str:
     """The source :func:`decompile` shows for ``code`` (``func``: its function object, for
     defaults; ``name``: see :func:`pellucid.decompiler.render.render_code`)."""
-    from pellucid.decompiler.render import render_code
+    def make() -> str:
+        # (imported here, under _flat_if_too_deep: the first call may come from a stack near
+        # the recursion limit, and loading the decompiler's modules recurses too)
+        from pellucid.decompiler.render import render_code
+
+        return render_code(code, func, name)
 
     def render() -> str:
-        return _flat_if_too_deep(code.co_name, lambda: render_code(code, func, name))
+        return _flat_if_too_deep(code.co_name, make)
 
     if not verify:
         return render()
