@@ -659,6 +659,26 @@ def f(obj, log):
         log.append("finally")
 """, "f", [(types.SimpleNamespace(close=lambda: 1), []), (None, []),
            (types.SimpleNamespace(close=lambda: 1 // 0), [])], ALL),
+    # T4: 3.10+ rotated ``while c:`` whose ``continue`` back to the guard follows an ``if``
+    # that returns (_markupbase.ParserBase._parse_doctype_subset; 3.10-3.13 "loop with
+    # several break targets").
+    "while_continue_to_guard_after_return_test": (r"""
+def f(text, log):
+    j, n = 0, len(text)
+    while j < n:
+        c = text[j]
+        if c == '<':
+            if text[j:j + 2] == '<!':
+                if j > 5:
+                    return j
+                j += 2
+                continue
+            j += 1
+        elif c == '%':
+            log.append(j)
+        j += 1
+    return -1
+""", "f", [("a<!b%c<d", []), ("", []), ("abcdef<!", []), ("%<%<!", [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

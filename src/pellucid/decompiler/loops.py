@@ -702,6 +702,7 @@ class LoopBuilder:
                     (x.last.op not in POP_JUMPS or not after_inner)
                     and all(s is header or s in extra
                             or (not after_inner and _straight_to(s, exit_))  # (a ``break``)
+                            or _terminal_path(s)  # (``if c: return x`` before ``continue``)
                             for s in x.succs)
                     and not (after_inner and any(p in clauses and p.last.op == "JUMP" and p.jump is x
                                                  for p in x.preds))
