@@ -679,6 +679,30 @@ def f(text, log):
         j += 1
     return -1
 """, "f", [("a<!b%c<d", []), ("", []), ("abcdef<!", []), ("%<%<!", [])], ALL),
+    # T4: ``break`` after an ``if`` of its own, twice, where the loop ends the function:
+    # 3.10+ copy the ``return None`` into each break's code (html.parser.HTMLParser.goahead;
+    # "loop with several break targets").
+    "breaks_after_ifs_into_return_copies": (r"""
+def f(text, log, strict):
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '<':
+            log.append('tag')
+        elif text[i] == '#':
+            if strict:
+                log.append('ref')
+            else:
+                if ';' in text[i:]:
+                    log.append('semi')
+                break
+        elif text[i] == '&':
+            if strict:
+                if text[i:] == '&':
+                    log.append('last')
+                break
+        i += 1
+""", "f", [("<a#b;", [], False), ("<a#b", [], False), ("<#&", [], True), ("<&x", [], True),
+           ("&", [], True), ("", [], True), ("<<&", [], False)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

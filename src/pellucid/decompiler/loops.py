@@ -465,6 +465,21 @@ class LoopBuilder:
         if all(not e.succs and same_code(e, first) for e in ends):
             self.brk_copies[first] = frozenset(ends)
             return first
+        # 3.11+ likewise copy a lone ``return None`` after the loop into each ``break`` that
+        # follows code of its own (``if c: pass`` then ``break``): each break's own code ends
+        # only in copies of the loop's normal exit.
+        copies: Set[Block] = set()
+        for b in breaks:
+            own_ends = self._own_terminal_ends(b, body)
+            if not own_ends:
+                break
+            copies |= own_ends
+        else:
+            first = min(copies, key=lambda b: b.start)
+            model = past_lone_jumps(normal) if normal is not None else first
+            if all(same_code(e, model) for e in copies) and not model.succs:
+                self.brk_copies[first] = frozenset(copies)
+                return first
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
@@ -508,6 +523,28 @@ class LoopBuilder:
                 return None
             work.extend(b.succs)
         return next(iter(ends)) if len(ends) == 1 else None
+
+    def _own_terminal_ends(self, exit_block: Block, body: FrozenSet[Block]) -> Set[Block]:
+        """The blocks without successors that end every path of the code only ``exit_block``
+        reaches; empty if some path goes on elsewhere (back into the loop, or to shared code)."""
+        ends: Set[Block] = set()
+        seen: Set[Block] = set()
+        work = [exit_block]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            if b in body or (b is not exit_block and not self.cfg.dominates(exit_block, b)):
+                return set()
+            seen.add(b)
+            if len(seen) > 64:
+                return set()
+            if not b.succs:
+                if b.last.op not in ("RETURN_VALUE", "RETURN_CONST"):
+                    return set()
+                ends.add(b)
+            work.extend(b.succs)
+        return ends
 
     def latch_test(self, header: Block, body: FrozenSet[Block]) -> Optional[Tuple[Block, Block]]:
         """3.10+ rotated ``while``: (latch block, normal exit) when the latch tests the condition."""
