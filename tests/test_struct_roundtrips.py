@@ -703,6 +703,35 @@ def f(text, log, strict):
         i += 1
 """, "f", [("<a#b;", [], False), ("<a#b", [], False), ("<#&", [], True), ("<&x", [], True),
            ("&", [], True), ("", [], True), ("<<&", [], False)], ALL),
+    # T4: a rotated ``while c:`` whose ``continue`` jumps back to the guard, beside a
+    # ``break`` after an ``if`` of its own and a ``return`` (html.parser.HTMLParser.goahead,
+    # 3.10-3.13: the guard's test was read as a loop with several break targets).
+    "while_continue_to_guard_break_after_if": (r"""
+def f(text, log, strict):
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '<':
+            log.append('tag')
+        elif text[i] == '#':
+            if strict:
+                i += 2
+                continue
+            else:
+                if ';' in text[i:]:
+                    log.append('semi')
+                break
+        elif text[i] == '&':
+            if strict:
+                i += 1
+                continue
+            return i
+        else:
+            assert text[i] != '!', 'bang'
+        i += 1
+    log.append(text[i:])
+    return log
+""", "f", [("<a#b;", [], False), ("<a#b", [], False), ("<#&", [], True), ("<&x", [], True),
+           ("&", [], False), ("", [], True), ("<<!", [], False), ("#x#", [], True)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

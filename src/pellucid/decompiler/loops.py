@@ -735,12 +735,15 @@ class LoopBuilder:
             # it is an ``if`` arm's way to its ``continue``, not a ``break``.)
             after_inner = past_lone_jumps(lt[1]) in extra or past_lone_jumps(lt[1]) is header
             exit_ = past_lone_jumps(lt[1])
+            near = frozenset(self.cfg.loop_body(header)) | clauses
             if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
                     (x.last.op not in POP_JUMPS or not after_inner)
                     and all(s is header or s in extra
-                            or (not after_inner and _straight_to(s, exit_))  # (a ``break``)
+                            or (not after_inner and (_straight_to(s, exit_)  # (a ``break``,
+                                or self._own_code_end(s, near) is exit_))  # maybe after an if)
                             or _terminal_path(s)  # (``if c: return x`` before ``continue``)
-                            for s in x.succs)
+                            or bool(self._own_terminal_ends(s, near))  # (``if c: ...; break``
+                            for s in x.succs)                          # into a return copy)
                     and not (after_inner and any(p in clauses and p.last.op == "JUMP" and p.jump is x
                                                  for p in x.preds))
                     for x in extra):
