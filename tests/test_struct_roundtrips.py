@@ -732,6 +732,32 @@ def f(text, log, strict):
     return log
 """, "f", [("<a#b;", [], False), ("<a#b", [], False), ("<#&", [], True), ("<&x", [], True),
            ("&", [], False), ("", [], True), ("<<!", [], False), ("#x#", [], True)], ALL),
+    # T4: the same with a ``break`` that skips the inner loop's ``else`` clause
+    # (idlelib.pyparse.Parser._study1, 3.10-3.13).
+    "while_continue_to_guard_break_past_else": (r"""
+def f(text, log):
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        i += 1
+        if ch == '"' or ch == "'":
+            while i < n:
+                ch = text[i]
+                i += 1
+                if ch == '\n':
+                    if not log:
+                        break
+                    log.append('nl')
+                    continue
+                if ch == '\\':
+                    i += 1
+                    continue
+            else:
+                if i > 3:
+                    log.append('unclosed')
+    return i, log
+""", "f", [('a"b\\"c', []), ('"x\ny', []), ('"x\ny', ["l"]), ("'ab", []), ("", []),
+           ("'\\", [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -736,11 +736,15 @@ class LoopBuilder:
             after_inner = past_lone_jumps(lt[1]) in extra or past_lone_jumps(lt[1]) is header
             exit_ = past_lone_jumps(lt[1])
             near = frozenset(self.cfg.loop_body(header)) | clauses
+            # (a ``break`` goes to the loop's exit, or past its ``else`` clause: where that
+            # clause's own code goes on)
+            leave_to = {exit_, self._own_code_end(exit_, near)} - {None}
             if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
                     (x.last.op not in POP_JUMPS or not after_inner)
                     and all(s is header or s in extra
-                            or (not after_inner and (_straight_to(s, exit_)  # (a ``break``,
-                                or self._own_code_end(s, near) is exit_))  # maybe after an if)
+                            or (not after_inner and (any(_straight_to(s, t) for t in leave_to)
+                                or self._own_code_end(s, near) in leave_to))  # (a ``break``,
+                                # maybe after an ``if`` of its own)
                             or _terminal_path(s)  # (``if c: return x`` before ``continue``)
                             or bool(self._own_terminal_ends(s, near))  # (``if c: ...; break``
                             for s in x.succs)                          # into a return copy)
