@@ -758,6 +758,30 @@ def f(text, log):
     return i, log
 """, "f", [('a"b\\"c', []), ('"x\ny', []), ('"x\ny', ["l"]), ("'ab", []), ("", []),
            ("'\\", [])], ALL),
+    # T4: ``while True:`` left by breaks after code of their own, one of them after a store
+    # that shares its block with the copy of ``return line`` (codecs.StreamReader.readline,
+    # 3.10-3.15: "loop with several break targets").
+    "while_true_breaks_into_cut_return_copies": (r"""
+def f(lines, keepends, log):
+    line = None
+    while True:
+        log.append(len(lines))
+        if lines:
+            if len(lines) > 1:
+                line = lines[0]
+                if not keepends:
+                    line = line.strip()
+                break
+            if lines[0] != lines[0].strip():
+                if keepends:
+                    log.append('keep')
+                else:
+                    line = lines[0].strip()
+                break
+        lines.append(' x ')
+    return line
+""", "f", [(["a", "b"], True, []), (["a", "b"], False, []), ([" a "], True, []),
+           ([" a "], False, []), (["a"], True, []), ([], False, [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

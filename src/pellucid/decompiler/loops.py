@@ -475,10 +475,25 @@ class LoopBuilder:
                 break
             copies |= own_ends
         else:
-            first = min(copies, key=lambda b: b.start)
-            model = past_lone_jumps(normal) if normal is not None else first
-            if all(same_code(e, model) for e in copies) and not model.succs:
-                self.brk_copies[first] = frozenset(copies)
+            # (a copy may follow the break's last statement in its block: ``line = x`` then
+            # the ``return line`` copy; it is cut there, see ``run_block``)
+            whole = sorted((e for e in copies if normal is None or same_code(
+                e, past_lone_jumps(normal))), key=lambda b: (len(b.instrs), b.start))
+            want = tail_code(whole[0]) if whole and not whole[0].succs else None
+            cut_at: Dict[Block, int] = {}
+            for e in copies:
+                if want is None or same_code(e, whole[0]):
+                    continue
+                k = next((k for k in range(1, len(e.instrs)) if tail_code(e, k) == want), None)
+                if k is None:
+                    want = None
+                    break
+                cut_at[e] = k
+            if want is not None:
+                first = whole[0]
+                self.brk_copies[first] = frozenset(e for e in copies if e not in cut_at)
+                for e, k in cut_at.items():
+                    self.break_cuts[e] = (k, first)
                 return first
         raise StructureError("loop with several break targets")
 
