@@ -782,6 +782,20 @@ def f(lines, keepends, log):
     return line
 """, "f", [(["a", "b"], True, []), (["a", "b"], False, []), ([" a "], True, []),
            ([" a "], False, []), (["a"], True, []), ([], False, [])], ALL),
+    # T8: ``while True:`` whose only way out is a ``return`` from a ``for`` in it: the return
+    # path pops the for's iterator, so it is no code after the loop (the structurer popped
+    # an empty stack: lib2to3.pgen2.parse.Parser.addtoken, IndexError, 3.9-3.15).
+    "while_true_left_by_return_from_for": (r"""
+def f(rows, states, log):
+    while True:
+        for row in rows:
+            if row == states[0]:
+                while states and states[-1] == row:
+                    log.append(states.pop())
+                return False
+        states.insert(0, rows[0])
+        log.append('round')
+""", "f", [([1, 2], [2, 2], []), ([1, 2], [3], []), ([1], [1, 0, 1], [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

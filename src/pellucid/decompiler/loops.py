@@ -236,9 +236,17 @@ class LoopBuilder:
         # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
         leaving = {s for s in kept if not _break_jump(s, body)
                    and _leaving_region(s, body, header, self.cfg.block_at)}
-        if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
+        if leaving and (header.last.op == "FOR_ITER" or kept - leaving
+                        or any(self._deeper_than(s, header) for s in leaving)):
+            # (a path that starts with more on the stack than the loop's head, a ``for``
+            # iterator of the body's, is no ``break``: ``return`` from a nested ``for``)
             kept -= leaving
         return kept
+
+    def _deeper_than(self, block: Block, header: Block) -> bool:
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        here, there = depths.get(block.instrs[0].offset), depths.get(header.instrs[0].offset)
+        return here is not None and there is not None and here > there
 
     def _unwinding_jump(self, block: Block, body: FrozenSet[Block]) -> bool:
         """``block`` leaves a ``with``/``finally`` of the body (its ``__exit__`` call or the
