@@ -659,6 +659,28 @@ def f(obj, log):
         log.append("finally")
 """, "f", [(types.SimpleNamespace(close=lambda: 1), []), (None, []),
            (types.SimpleNamespace(close=lambda: 1 // 0), [])], ALL),
+    # Two ``return`` statements in a ``while True`` inside a ``try/finally``: each leaves
+    # through its own ``finally`` copy (3.8: CALL_FINALLY), outside the body's handler, so both
+    # were taken for ``break`` targets (asyncio's _sendfile_fallback, distutils.spawn).
+    "while_true_two_returns_in_try_finally": (r"""
+def f(log, count, reads):
+    total = 0
+    try:
+        while True:
+            if count:
+                log.append(count)
+                if total >= count:
+                    return total
+            read = reads.pop()
+            if not read:
+                return total
+            total += read
+    finally:
+        if total > 0 and log:
+            log.append(total)
+        log.append("end")
+""", "f", [([], 0, [0, 2, 3]), ([], 4, [0, 2, 3]), ([], 9, [0, 2, 3]), ([], 0, []),
+           ([], 0, [0])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -465,6 +465,16 @@ class LoopBuilder:
         if all(not e.succs and same_code(e, first) for e in ends):
             self.brk_copies[first] = frozenset(ends)
             return first
+        # A ``return`` in a ``try/finally`` (or ``with``) around the loop leaves through the
+        # ``finally`` copy (≤3.8: CALL_FINALLY) outside the body's handler, so _exits keeps it
+        # as an exit; such paths only leave the function and are written inline in the body.
+        if body:
+            staying = {b for b in breaks if not _only_leaves(b, body)}
+            if len(staying) < len(breaks):
+                if not staying:
+                    return normal
+                if len(staying) == 1 and normal is None:
+                    return next(iter(staying))
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
