@@ -681,6 +681,41 @@ def f(log, count, reads):
         log.append("end")
 """, "f", [([], 0, [0, 2, 3]), ([], 4, [0, 2, 3]), ([], 9, [0, 2, 3]), ([], 0, []),
            ([], 0, [0])], ALL),
+    # A ``break`` after a statement whose expression branches (``x = g(a or b); break``) in a
+    # loop nested in another: its block ends in the ``or``'s jump, not the ``break``'s, so it
+    # was read as a break target of its own, then as the loop's follow, and the walk went round
+    # the outer loop forever (RecursionError: tokenize._tokenize and lib2to3's generate_tokens,
+    # 3.8-3.10).
+    "nested_while_break_after_or_expression": (r"""
+def f(log, items):
+    while True:
+        if not items:
+            return log
+        if items[-1] == 0:
+            items.pop()
+            continue
+        while items:
+            v = items.pop()
+            if v > 0:
+                if v == 1:
+                    break
+                elif v == 2:
+                    log.append(len(log) or v or 3)
+                    break
+        log.append("end")
+""", "f", [([], [0, 2, 1, 5, 2, 0]), ([], [1, 2, 2, 3]), ([], [])], ALL),
+    "nested_while_two_breaks_one_after_or": (r"""
+def f(log, items):
+    while items:
+        while items:
+            v = items.pop()
+            if v == 1:
+                break
+            elif v == 2:
+                log.append(len(log) or v)
+                break
+    return log
+""", "f", [([], [0, 2, 1, 5, 2, 0]), ([], [1, 2, 2, 3]), ([], [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -18,6 +18,8 @@ from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps, sa
 
 
 _ENDS = TERMINAL
+# (jumps inside an expression: ``and``/``or`` keeping the tested value)
+_VALUE_JUMPS = ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP")
 
 
 def _straight_to(block: Block, target: Block) -> bool:
@@ -486,9 +488,16 @@ class LoopBuilder:
         code both exits share was written twice (once in an ``else`` clause).  The jump's target
         is the follow when the normal exit gets there too (or there is none: ``while True``).
         """
-        if exit_block.last.op != "JUMP" or any(p not in body for p in exit_block.preds):
+        if any(p not in body for p in exit_block.preds):
             return None
-        target = exit_block.jump
+        if exit_block.last.op == "JUMP":
+            target = exit_block.jump
+        elif exit_block.last.op in _VALUE_JUMPS:
+            # The statements' own expressions branch (``x = g(a or b); break``): their blocks,
+            # the ones only this exit reaches, end in the jump.
+            target = self._own_code_end(exit_block, body)
+        else:
+            return None
         if target is None or target in body or target is exit_block:
             return None
         chain = self.handler_chain(exit_block)  # type: ignore[attr-defined]
