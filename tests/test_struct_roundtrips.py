@@ -716,6 +716,20 @@ def f(log, items):
                 break
     return log
 """, "f", [([], [0, 2, 1, 5, 2, 0]), ([], [1, 2, 2, 3]), ([], [])], ALL),
+    # A ``return`` after a ``while`` loop in a ``for`` body in a ``while True``: the while loop
+    # and the return only leave, entered from inside the for loop, and were read as the code
+    # after the outer loop (IndexError popping the for's iterator: lib2to3's Parser.addtoken).
+    "while_true_for_while_then_return": (r"""
+def f(log, arcs):
+    while True:
+        for i in arcs:
+            if i:
+                while len(log) < i:
+                    log.append(i)
+                return len(log)
+        log.append(0)
+        arcs = [0, 3]
+""", "f", [([], []), ([], [0, 2]), ([1, 1], [1]), ([], [0, 0])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -240,6 +240,15 @@ class LoopBuilder:
                    and _leaving_region(s, body, header, self.cfg.block_at)}
         if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
             kept -= leaving
+        elif leaving:
+            # ... but not when it is entered only from inside a loop nested in the body: a
+            # ``break`` there leaves that loop, not this one (``while True: for x in xs: if x:
+            # <while loop>; return``: the return is the for body's).
+            inner: Set[Block] = set()
+            for h in body:
+                if h is not header and self.cfg.is_loop_header(h):
+                    inner |= self.cfg.loop_body(h)
+            kept -= {s for s in leaving if all(p in inner for p in s.preds if p in body)}
         return kept
 
     def _unwinding_jump(self, block: Block, body: FrozenSet[Block]) -> bool:
