@@ -730,6 +730,25 @@ def f(log, arcs):
         log.append(0)
         arcs = [0, 3]
 """, "f", [([], []), ([], [0, 2]), ([1, 1], [1]), ([], [0, 0])], ALL),
+    # ``try/except/else`` in an ``if`` arm of an ``except`` clause, its ``else`` clause
+    # returning and its clause going on where the ``if`` ends (linecache.updatecache): "an
+    # except clause goes on where the try statement does not".  (3.13+ still fall back:
+    # "except clauses continue differently from the try".)
+    "except_if_try_except_pass_else_return": (r"""
+def f(log, a, b):
+    try:
+        log.append(1 // a)
+    except ZeroDivisionError:
+        if b:
+            try:
+                log.append(1 // (b - 1))
+            except ZeroDivisionError:
+                pass
+            else:
+                return log
+    log.append("end")
+    return None
+""", "f", [([], 1, 0), ([], 0, 0), ([], 0, 1), ([], 0, 2)], ALL[:5]),
 }
 
 METHOD_INPUTS_MORE = {

@@ -744,14 +744,24 @@ class ProtectedBuilder:
                 self.emit(hs, jump, hstack)  # type: ignore[arg-type]
                 hstack, hend = None, None
         copied_end: Optional[Block] = None
+        stopped_end: Optional[Block] = None
         if hstack is not None and hend is not after and hend not in copies:
-            if hend is None or ctx.region is None or (hend.origin or hend) in ctx.region \
+            if hend is not None and hend in stop and after is None and exit_block is not None \
+                    and exit_block is not hend:
+                # The clauses go on where an enclosing statement's arms meet, and the body
+                # only into the ``else`` clause (``if c: try: ... except E: pass else: return
+                # x`` in an ``except`` clause: linecache.updatecache): the statement goes on
+                # there if the ``else`` clause returns or goes on there too (checked below).
+                stopped_end = hend
+            elif hend is None or ctx.region is None or (hend.origin or hend) in ctx.region \
                     or exit_block is None or exit_block is after:
                 raise StructureError("an except clause goes on where the try statement does not")
-            # The clauses run off the end of the enclosing ``try`` into a copy of the code
-            # after it (3.12+ copy a short ``return x``): where the ``else`` clause runs off
-            # it too, if that is the same code, is where the statement goes on (checked below).
-            copied_end = hend
+            else:
+                # The clauses run off the end of the enclosing ``try`` into a copy of the code
+                # after it (3.12+ copy a short ``return x``): where the ``else`` clause runs off
+                # it too, if that is the same code, is where the statement goes on (checked
+                # below).
+                copied_end = hend
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers, level)
@@ -809,6 +819,10 @@ class ProtectedBuilder:
                 # statement's region (into its ``finally`` copy, ≤3.10 after popping its
                 # block): the statement ends there.
                 after = else_end
+            if stopped_end is not None:
+                if else_stack is not None and else_end is not stopped_end:
+                    raise StructureError("an except clause goes on where the try statement does not")
+                after = stopped_end
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
@@ -885,7 +899,8 @@ class ProtectedBuilder:
         self.emit(out, node, stack)
         if after is None:
             return None, None
-        result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
+        result_stack = body_stack if body_stack is not None and (stopped_end is None or else_stack is not None) \
+            else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
 
     def _walk_end(self, block: Block, stack: List[Any], ctx: Ctx,
