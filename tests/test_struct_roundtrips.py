@@ -749,6 +749,33 @@ def f(log, a, b):
     log.append("end")
     return None
 """, "f", [([], 1, 0), ([], 0, 0), ([], 0, 1), ([], 0, 2)], ALL[:5]),
+    # ``return`` in an ``if`` of a ``finally`` clause: its exceptional copy drops the exception
+    # (POP_EXCEPT, 3.8: POP_FINALLY) before returning, which read as an ``except`` clause
+    # ("exception handler with an unrecognised shape"); with nothing after the statement,
+    # ≤3.10 share that return with the function's own, so the normal path's copy reads
+    # ``if c: ... else: <rest of finally>`` (subprocess.Popen.__exit__).  (3.11+ still fall
+    # back.)
+    "return_in_if_of_finally": (r"""
+def f(log, a, b):
+    try:
+        if a:
+            log.append(1 // (a - 1))
+    finally:
+        if b:
+            return "b"
+    return log
+""", "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
+    "bare_return_in_if_of_finally_ending_function": (r"""
+def f(log, a, b):
+    try:
+        if a:
+            log.append(1 // (a - 1))
+    finally:
+        if b:
+            log.append("b")
+            return
+        log.append("wait")
+""", "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
 }
 
 METHOD_INPUTS_MORE = {

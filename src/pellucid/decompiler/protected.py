@@ -606,6 +606,7 @@ class ProtectedBuilder:
             probe = []
         is_finally = self._is_finally(probe)
         if is_finally:
+            probe = _drop_swallowing_pop_excepts(probe)
             probe = _factor_terminal_tail(probe)  # (3.10 copies the RERAISE into an ending if)
             probe = _loop_exits_as_breaks(probe)
         self._absorb[level] = "finally" if is_finally else "except"
@@ -645,7 +646,10 @@ class ProtectedBuilder:
             if not _starts_with(rest, final):
                 rest = _drop_jumps_before_same(rest)
             if not _starts_with(rest, final):
-                raise StructureError("finally body not repeated on the normal path")
+                merged = _final_return_merged(rest, final)
+                if merged is None:
+                    raise StructureError("finally body not repeated on the normal path")
+                rest = final + merged
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
@@ -1193,9 +1197,11 @@ class ProtectedBuilder:
         ends by re-raising (or by a return/break/continue that swallows the exception)."""
         if not hs:
             return False
+        swallowing = _swallowing_pop_excepts(hs)
         for s in hs:
             for node in ast.walk(s):
-                if isinstance(node, (M.ExcMatch, PopExcept)):
+                if isinstance(node, M.ExcMatch) or (isinstance(node, PopExcept)
+                                                    and id(node) not in swallowing):
                     return False
         return _ends_in_reraise(hs)
 
@@ -1495,6 +1501,43 @@ def _computed_before(value: Optional[ast.expr], seq: int) -> bool:
     return getattr(value, "_seq", seq + 1) <= seq
 
 
+def _swallowing_pop_excepts(stmts: List[ast.stmt], nested: bool = False) -> Set[int]:
+    """ids of the POP_EXCEPTs in ``stmts`` that a ``return``/``break``/``continue`` written
+    in a ``finally`` clause runs in its exceptional copy (3.9+; 3.8's POP_FINALLY), dropping
+    the exception it swallows: each directly before that statement, inside an ``if`` (one at
+    the top level is an ``except`` clause's own)."""
+    found: Set[int] = set()
+    for k, st in enumerate(stmts):
+        if nested and isinstance(st, PopExcept) and k + 1 < len(stmts) \
+                and isinstance(stmts[k + 1], (ast.Return, ast.Break, ast.Continue)):
+            found.add(id(st))
+        if isinstance(st, ast.If):
+            found |= _swallowing_pop_excepts(st.body, True)
+            found |= _swallowing_pop_excepts(st.orelse, True)
+    return found
+
+
+def _drop_swallowing_pop_excepts(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``stmts`` without the POP_EXCEPTs :func:`_swallowing_pop_excepts` finds (the normal
+    path's copy of the ``finally`` body has none)."""
+    gone = _swallowing_pop_excepts(stmts)
+    if not gone:
+        return stmts
+
+    def strip(body: List[ast.stmt]) -> List[ast.stmt]:
+        out = []
+        for st in body:
+            if id(st) in gone:
+                continue
+            if isinstance(st, ast.If):
+                st = copy.copy(st)
+                st.body, st.orelse = strip(st.body), strip(st.orelse)
+            out.append(st)
+        return out
+
+    return strip(stmts)
+
+
 def _ends_in_reraise(stmts: List[ast.stmt]) -> bool:
     """Every fall-through path of ``stmts`` ends in RERAISE (other paths may leave)."""
     if not stmts:
@@ -1642,6 +1685,23 @@ def _drop_jumps_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
             new.body, new.orelse = body or [ast.Pass()], orelse
             out[i] = new
     return out
+
+
+def _final_return_merged(rest: List[ast.stmt], final: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+    """What follows the normal path's copy of ``final`` in ``rest`` when a ``return`` in an
+    ``if`` of the ``finally`` body (``if c: ...; return``, then ``T``) is the same as the one
+    after the statement: ≤3.10 share that return, so the copy reads ``if c: ... else: T`` and
+    the return after it (subprocess.Popen.__exit__).  ``None`` if ``rest`` is not that."""
+    for k, st in enumerate(final):
+        if not (isinstance(st, ast.If) and not st.orelse and st.body
+                and isinstance(st.body[-1], ast.Return)):
+            continue
+        arm = copy.copy(st)
+        arm.body, arm.orelse = st.body[:-1] or [ast.Pass()], final[k + 1:]
+        expect = final[:k] + [arm, st.body[-1]]
+        if [ast.dump(x) for x in rest[:len(expect)]] == [ast.dump(x) for x in expect]:
+            return rest[len(expect) - 1:]
+    return None
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
