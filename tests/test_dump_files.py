@@ -125,7 +125,8 @@ def test_a_rank_starting_after_another_finished_keeps_its_files(tmp_path):
     # another run's earlier process: its names are taken over (stable names across runs)
     c = DumpFiles(str(tmp_path / "other"), run="id:later")
     (tmp_path / "other" / "g.py").write_text("# earlier run\n")
-    _capture_of(tmp_path / "other", dead, "id:earlier", ["g.py"], started - 10)
+    # (ended long before this process began: an earlier run's, however long pytest has run)
+    _capture_of(tmp_path / "other", dead, "id:earlier", ["g.py"], 1.0)
     assert c.clear_old_runs(time.time()) == ["capture_0.json", "g.py"]
     assert os.path.basename(c.claim("g.py")) == "g.py"
 
