@@ -232,10 +232,36 @@ def _forgettable(p: Pair, keep_o: Dict[Term, Any], keep_c: Dict[Term, Any], memo
 
 
 def _same_objects(a: Dict[Term, Any], b: Dict[Term, Any]) -> Dict[Term, Any]:
-    """The known objects ``a`` and ``b`` both hold with the same contents."""
+    """The known objects ``a`` and ``b`` both hold with the same contents, and whose contents
+    refer to no known object of either that is not kept so (a list's bound method whose list is
+    forgotten is forgotten with it: kept, it would name a list the joined state no longer knows,
+    and its receiver would stop being the variable's list -- each round of a loop would then
+    make a new generalisation, and the loop never converge)."""
     if not a or not b:
         return {}
-    return {k: v for k, v in a.items() if b.get(k) == v}
+    keep = {k: v for k, v in a.items() if b.get(k) == v}
+    while keep:
+        stale = [k for k, v in keep.items() if _refers_to_dropped(v, keep, a, b)]
+        if not stale:
+            break
+        for k in stale:
+            del keep[k]
+    return keep
+
+
+def _refers_to_dropped(contents: Tuple[Any, ...], keep: Dict[Term, Any], a: Dict[Term, Any],
+                       b: Dict[Term, Any]) -> bool:
+    """Whether ``contents`` holds (at any depth) a known object of ``a`` or ``b`` not in ``keep``."""
+    todo = list(contents)
+    while todo:
+        x = todo.pop()
+        if type(x) is tuple:
+            if len(x) == 3 and x[0] in _HEAP_KINDS and (x in a or x in b):
+                if x not in keep:
+                    return True
+                continue
+            todo.extend(x)
+    return False
 
 
 # ---- known lists across a join
