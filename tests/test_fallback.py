@@ -535,3 +535,17 @@ def test_forced_fallback_star_arguments(forced, fn, inputs, proven):
     if sys.version_info < (3, 9):  # (the instruction is 3.8's: 3.9+ builds a list instead)
         result = recompile_full(fn.__code__, None, fn.__qualname__, write=False)
         assert check_equivalent(fn.__code__, result.code, result.bindings).ok == proven
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14+ builds annotations lazily "
+                    "(__annotate__), which the fallback does not set up this way")
+def test_forced_fallback_annotations_use_builtin_dict(forced):
+    """A nested function's annotations are set up with the builtin ``dict``, whatever the module
+    binds to that name (``_pyrepl.simple_interact`` on 3.13 read the module's global ``dict``)."""
+    ns = {"__name__": "fb_dict", "dict": None}
+    exec(compile("def outer():\n    def inner(x: int) -> str:\n        return str(x)\n"
+                 "    return inner\n", "<fb_dict>", "exec"), ns)
+    outer = ns["outer"]
+    assert MARKER in pellucid.decompile(outer, verify=False)
+    new = _recompiled(outer)
+    assert new().__annotations__ == outer().__annotations__ == {"x": int, "return": str}

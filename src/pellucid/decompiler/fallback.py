@@ -1701,7 +1701,7 @@ def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualnam
         out.append("%s.__kwdefaults__ = %s" % (fname, attrs[2]))
     if attrs.get(4):
         a = attrs[4]
-        out.append("%s.__annotations__ = %s if __pellucid_builtins.isinstance(%s, dict) else __pellucid_builtins.dict(__pellucid_builtins.zip(%s[::2], %s[1::2]))"
+        out.append("%s.__annotations__ = %s if __pellucid_builtins.isinstance(%s, __pellucid_builtins.dict) else __pellucid_builtins.dict(__pellucid_builtins.zip(%s[::2], %s[1::2]))"
                    % (fname, a, a, a, a))
     return out
 
