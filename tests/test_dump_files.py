@@ -95,3 +95,54 @@ def test_a_long_registry_keeps_only_each_names_last_claim(tmp_path, monkeypatch)
     assert lines == ["a.py\t%d" % dead, "b.py\t%d" % live, "c.py\t%d\t%s" % (os.getpid(), files.run)]
     assert os.path.basename(files.claim("b.py")) == "b.1.py"  # still owned by the live process
     assert os.path.basename(files.claim("a.py")) == "a.py"
+
+
+# -- ranks of one job whose lifetimes barely overlap ------------------------------------------------
+def _capture_of(d, pid, run, written, end):
+    import json
+    import socket
+
+    record = {"format": "pellucid-capture",
+              "process": {"pid": pid, "host": socket.gethostname(), "run": run, "end": end,
+                          "written": written}}
+    with open(os.path.join(str(d), "capture_0.json"), "w") as fh:
+        json.dump(record, fh)
+
+
+def test_a_rank_starting_after_another_finished_keeps_its_files(tmp_path):
+    # rank A of job "id:job" finished (files, capture, registry removed) before rank B started
+    import time
+
+    dead = _dead_pid()
+    (tmp_path / "full_code_for_f.py").write_text("# rank A\n")
+    _capture_of(tmp_path, dead, "id:job", ["full_code_for_f.py"], time.time())
+    started = time.time()
+    b = DumpFiles(str(tmp_path), run="id:job")
+    assert b.clear_old_runs(started) == []
+    path = b.claim("full_code_for_f.py")
+    assert os.path.basename(path) == "full_code_for_f.1.py"
+    assert (tmp_path / "full_code_for_f.py").read_text() == "# rank A\n"
+    # another run's earlier process: its names are taken over (stable names across runs)
+    c = DumpFiles(str(tmp_path / "other"), run="id:later")
+    (tmp_path / "other" / "g.py").write_text("# earlier run\n")
+    _capture_of(tmp_path / "other", dead, "id:earlier", ["g.py"], started - 10)
+    assert c.clear_old_runs(time.time()) == ["capture_0.json", "g.py"]
+    assert os.path.basename(c.claim("g.py")) == "g.py"
+
+
+def test_a_rank_finishing_first_leaves_the_registry_to_one_still_starting(tmp_path):
+    # rank B (this process) started writing but claimed nothing yet; rank A claims, writes and
+    # releases in a process of its own: B's claim must not take A's name
+    import time
+
+    b = DumpFiles(str(tmp_path), run="id:job")
+    b.clear_old_runs(time.time())
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    program = ("import sys; sys.path.insert(0, %r); from pellucid.dynamo.dump_files import DumpFiles\n"
+               "a = DumpFiles(%r, run='id:job'); p = a.claim('full_code_for_f.py')\n"
+               "a.write(p, '# rank A\\n'); a.release()\n" % (os.path.join(src, "src"), str(tmp_path)))
+    subprocess.run([sys.executable, "-c", program], check=True)
+    assert (tmp_path / "full_code_for_f.py").read_text() == "# rank A\n"
+    assert os.path.basename(b.claim("full_code_for_f.py")) == "full_code_for_f.1.py"
+    b.release()
+    assert not (tmp_path / CLAIMS).exists()  # the last writer removed the registry

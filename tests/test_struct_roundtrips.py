@@ -659,6 +659,123 @@ def f(obj, log):
         log.append("finally")
 """, "f", [(types.SimpleNamespace(close=lambda: 1), []), (None, []),
            (types.SimpleNamespace(close=lambda: 1 // 0), [])], ALL),
+    # Two ``return`` statements in a ``while True`` inside a ``try/finally``: each leaves
+    # through its own ``finally`` copy (3.8: CALL_FINALLY), outside the body's handler, so both
+    # were taken for ``break`` targets (asyncio's _sendfile_fallback, distutils.spawn).
+    "while_true_two_returns_in_try_finally": (r"""
+def f(log, count, reads):
+    total = 0
+    try:
+        while True:
+            if count:
+                log.append(count)
+                if total >= count:
+                    return total
+            read = reads.pop()
+            if not read:
+                return total
+            total += read
+    finally:
+        if total > 0 and log:
+            log.append(total)
+        log.append("end")
+""", "f", [([], 0, [0, 2, 3]), ([], 4, [0, 2, 3]), ([], 9, [0, 2, 3]), ([], 0, []),
+           ([], 0, [0])], ALL),
+    # A ``break`` after a statement whose expression branches (``x = g(a or b); break``) in a
+    # loop nested in another: its block ends in the ``or``'s jump, not the ``break``'s, so it
+    # was read as a break target of its own, then as the loop's follow, and the walk went round
+    # the outer loop forever (RecursionError: tokenize._tokenize and lib2to3's generate_tokens,
+    # 3.8-3.10).
+    "nested_while_break_after_or_expression": (r"""
+def f(log, items):
+    while True:
+        if not items:
+            return log
+        if items[-1] == 0:
+            items.pop()
+            continue
+        while items:
+            v = items.pop()
+            if v > 0:
+                if v == 1:
+                    break
+                elif v == 2:
+                    log.append(len(log) or v or 3)
+                    break
+        log.append("end")
+""", "f", [([], [0, 2, 1, 5, 2, 0]), ([], [1, 2, 2, 3]), ([], [])], ALL),
+    "nested_while_two_breaks_one_after_or": (r"""
+def f(log, items):
+    while items:
+        while items:
+            v = items.pop()
+            if v == 1:
+                break
+            elif v == 2:
+                log.append(len(log) or v)
+                break
+    return log
+""", "f", [([], [0, 2, 1, 5, 2, 0]), ([], [1, 2, 2, 3]), ([], [])], ALL),
+    # A ``return`` after a ``while`` loop in a ``for`` body in a ``while True``: the while loop
+    # and the return only leave, entered from inside the for loop, and were read as the code
+    # after the outer loop (IndexError popping the for's iterator: lib2to3's Parser.addtoken).
+    "while_true_for_while_then_return": (r"""
+def f(log, arcs):
+    while True:
+        for i in arcs:
+            if i:
+                while len(log) < i:
+                    log.append(i)
+                return len(log)
+        log.append(0)
+        arcs = [0, 3]
+""", "f", [([], []), ([], [0, 2]), ([1, 1], [1]), ([], [0, 0])], ALL),
+    # ``try/except/else`` in an ``if`` arm of an ``except`` clause, its ``else`` clause
+    # returning and its clause going on where the ``if`` ends (linecache.updatecache): "an
+    # except clause goes on where the try statement does not".  (3.13+ still fall back:
+    # "except clauses continue differently from the try".)
+    "except_if_try_except_pass_else_return": (r"""
+def f(log, a, b):
+    try:
+        log.append(1 // a)
+    except ZeroDivisionError:
+        if b:
+            try:
+                log.append(1 // (b - 1))
+            except ZeroDivisionError:
+                pass
+            else:
+                return log
+    log.append("end")
+    return None
+""", "f", [([], 1, 0), ([], 0, 0), ([], 0, 1), ([], 0, 2)], ALL[:5]),
+    # ``return`` in an ``if`` of a ``finally`` clause: its exceptional copy drops the exception
+    # (POP_EXCEPT, 3.8: POP_FINALLY) before returning, which read as an ``except`` clause
+    # ("exception handler with an unrecognised shape"); with nothing after the statement,
+    # ≤3.10 share that return with the function's own, so the normal path's copy reads
+    # ``if c: ... else: <rest of finally>`` (subprocess.Popen.__exit__).  (3.11+ still fall
+    # back.)
+    "return_in_if_of_finally": (r"""
+def f(log, a, b):
+    try:
+        if a:
+            log.append(1 // (a - 1))
+    finally:
+        if b:
+            return "b"
+    return log
+""", "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
+    "bare_return_in_if_of_finally_ending_function": (r"""
+def f(log, a, b):
+    try:
+        if a:
+            log.append(1 // (a - 1))
+    finally:
+        if b:
+            log.append("b")
+            return
+        log.append("wait")
+""", "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
 }
 
 METHOD_INPUTS_MORE = {

@@ -18,6 +18,8 @@ from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps, sa
 
 
 _ENDS = TERMINAL
+# (jumps inside an expression: ``and``/``or`` keeping the tested value)
+_VALUE_JUMPS = ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP")
 
 
 def _straight_to(block: Block, target: Block) -> bool:
@@ -238,6 +240,15 @@ class LoopBuilder:
                    and _leaving_region(s, body, header, self.cfg.block_at)}
         if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
             kept -= leaving
+        elif leaving:
+            # ... but not when it is entered only from inside a loop nested in the body: a
+            # ``break`` there leaves that loop, not this one (``while True: for x in xs: if x:
+            # <while loop>; return``: the return is the for body's).
+            inner: Set[Block] = set()
+            for h in body:
+                if h is not header and self.cfg.is_loop_header(h):
+                    inner |= self.cfg.loop_body(h)
+            kept -= {s for s in leaving if all(p in inner for p in s.preds if p in body)}
         return kept
 
     def _unwinding_jump(self, block: Block, body: FrozenSet[Block]) -> bool:
@@ -465,6 +476,16 @@ class LoopBuilder:
         if all(not e.succs and same_code(e, first) for e in ends):
             self.brk_copies[first] = frozenset(ends)
             return first
+        # A ``return`` in a ``try/finally`` (or ``with``) around the loop leaves through the
+        # ``finally`` copy (≤3.8: CALL_FINALLY) outside the body's handler, so _exits keeps it
+        # as an exit; such paths only leave the function and are written inline in the body.
+        if body:
+            staying = {b for b in breaks if not _only_leaves(b, body)}
+            if len(staying) < len(breaks):
+                if not staying:
+                    return normal
+                if len(staying) == 1 and normal is None:
+                    return next(iter(staying))
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
@@ -476,9 +497,16 @@ class LoopBuilder:
         code both exits share was written twice (once in an ``else`` clause).  The jump's target
         is the follow when the normal exit gets there too (or there is none: ``while True``).
         """
-        if exit_block.last.op != "JUMP" or any(p not in body for p in exit_block.preds):
+        if any(p not in body for p in exit_block.preds):
             return None
-        target = exit_block.jump
+        if exit_block.last.op == "JUMP":
+            target = exit_block.jump
+        elif exit_block.last.op in _VALUE_JUMPS:
+            # The statements' own expressions branch (``x = g(a or b); break``): their blocks,
+            # the ones only this exit reaches, end in the jump.
+            target = self._own_code_end(exit_block, body)
+        else:
+            return None
         if target is None or target in body or target is exit_block:
             return None
         chain = self.handler_chain(exit_block)  # type: ignore[attr-defined]

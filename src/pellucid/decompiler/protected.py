@@ -606,6 +606,7 @@ class ProtectedBuilder:
             probe = []
         is_finally = self._is_finally(probe)
         if is_finally:
+            probe = _drop_swallowing_pop_excepts(probe)
             probe = _factor_terminal_tail(probe)  # (3.10 copies the RERAISE into an ending if)
             probe = _loop_exits_as_breaks(probe)
         self._absorb[level] = "finally" if is_finally else "except"
@@ -645,7 +646,10 @@ class ProtectedBuilder:
             if not _starts_with(rest, final):
                 rest = _drop_jumps_before_same(rest)
             if not _starts_with(rest, final):
-                raise StructureError("finally body not repeated on the normal path")
+                merged = _final_return_merged(rest, final)
+                if merged is None:
+                    raise StructureError("finally body not repeated on the normal path")
+                rest = final + merged
             # (an empty ``finally`` reads as [Pass], which has no copy to drop)
             out.extend(rest[0 if len(final) == 1 and isinstance(final[0], ast.Pass) else len(final):])
             return rest_stack, rest_end
@@ -744,14 +748,24 @@ class ProtectedBuilder:
                 self.emit(hs, jump, hstack)  # type: ignore[arg-type]
                 hstack, hend = None, None
         copied_end: Optional[Block] = None
+        stopped_end: Optional[Block] = None
         if hstack is not None and hend is not after and hend not in copies:
-            if hend is None or ctx.region is None or (hend.origin or hend) in ctx.region \
+            if hend is not None and hend in stop and after is None and exit_block is not None \
+                    and exit_block is not hend:
+                # The clauses go on where an enclosing statement's arms meet, and the body
+                # only into the ``else`` clause (``if c: try: ... except E: pass else: return
+                # x`` in an ``except`` clause: linecache.updatecache): the statement goes on
+                # there if the ``else`` clause returns or goes on there too (checked below).
+                stopped_end = hend
+            elif hend is None or ctx.region is None or (hend.origin or hend) in ctx.region \
                     or exit_block is None or exit_block is after:
                 raise StructureError("an except clause goes on where the try statement does not")
-            # The clauses run off the end of the enclosing ``try`` into a copy of the code
-            # after it (3.12+ copy a short ``return x``): where the ``else`` clause runs off
-            # it too, if that is the same code, is where the statement goes on (checked below).
-            copied_end = hend
+            else:
+                # The clauses run off the end of the enclosing ``try`` into a copy of the code
+                # after it (3.12+ copy a short ``return x``): where the ``else`` clause runs off
+                # it too, if that is the same code, is where the statement goes on (checked
+                # below).
+                copied_end = hend
         handlers = self.parse_handlers(hs)
         self._trailing_breaks(handlers, stack, ctx)
         trailing = self._split_trailing(handlers, level)
@@ -809,6 +823,10 @@ class ProtectedBuilder:
                 # statement's region (into its ``finally`` copy, ≤3.10 after popping its
                 # block): the statement ends there.
                 after = else_end
+            if stopped_end is not None:
+                if else_stack is not None and else_end is not stopped_end:
+                    raise StructureError("an except clause goes on where the try statement does not")
+                after = stopped_end
             if else_stack is not None and else_end is not after:
                 raise StructureError("try-else does not rejoin")
         node = ast.Try(body or [ast.Pass()], handlers, orelse, [])
@@ -885,7 +903,8 @@ class ProtectedBuilder:
         self.emit(out, node, stack)
         if after is None:
             return None, None
-        result_stack = body_stack if body_stack is not None else (hstack if hstack is not None else list(stack))
+        result_stack = body_stack if body_stack is not None and (stopped_end is None or else_stack is not None) \
+            else (hstack if hstack is not None else list(stack))
         return list(result_stack), after
 
     def _walk_end(self, block: Block, stack: List[Any], ctx: Ctx,
@@ -1178,9 +1197,11 @@ class ProtectedBuilder:
         ends by re-raising (or by a return/break/continue that swallows the exception)."""
         if not hs:
             return False
+        swallowing = _swallowing_pop_excepts(hs)
         for s in hs:
             for node in ast.walk(s):
-                if isinstance(node, (M.ExcMatch, PopExcept)):
+                if isinstance(node, M.ExcMatch) or (isinstance(node, PopExcept)
+                                                    and id(node) not in swallowing):
                     return False
         return _ends_in_reraise(hs)
 
@@ -1480,6 +1501,43 @@ def _computed_before(value: Optional[ast.expr], seq: int) -> bool:
     return getattr(value, "_seq", seq + 1) <= seq
 
 
+def _swallowing_pop_excepts(stmts: List[ast.stmt], nested: bool = False) -> Set[int]:
+    """ids of the POP_EXCEPTs in ``stmts`` that a ``return``/``break``/``continue`` written
+    in a ``finally`` clause runs in its exceptional copy (3.9+; 3.8's POP_FINALLY), dropping
+    the exception it swallows: each directly before that statement, inside an ``if`` (one at
+    the top level is an ``except`` clause's own)."""
+    found: Set[int] = set()
+    for k, st in enumerate(stmts):
+        if nested and isinstance(st, PopExcept) and k + 1 < len(stmts) \
+                and isinstance(stmts[k + 1], (ast.Return, ast.Break, ast.Continue)):
+            found.add(id(st))
+        if isinstance(st, ast.If):
+            found |= _swallowing_pop_excepts(st.body, True)
+            found |= _swallowing_pop_excepts(st.orelse, True)
+    return found
+
+
+def _drop_swallowing_pop_excepts(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``stmts`` without the POP_EXCEPTs :func:`_swallowing_pop_excepts` finds (the normal
+    path's copy of the ``finally`` body has none)."""
+    gone = _swallowing_pop_excepts(stmts)
+    if not gone:
+        return stmts
+
+    def strip(body: List[ast.stmt]) -> List[ast.stmt]:
+        out = []
+        for st in body:
+            if id(st) in gone:
+                continue
+            if isinstance(st, ast.If):
+                st = copy.copy(st)
+                st.body, st.orelse = strip(st.body), strip(st.orelse)
+            out.append(st)
+        return out
+
+    return strip(stmts)
+
+
 def _ends_in_reraise(stmts: List[ast.stmt]) -> bool:
     """Every fall-through path of ``stmts`` ends in RERAISE (other paths may leave)."""
     if not stmts:
@@ -1627,6 +1685,23 @@ def _drop_jumps_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
             new.body, new.orelse = body or [ast.Pass()], orelse
             out[i] = new
     return out
+
+
+def _final_return_merged(rest: List[ast.stmt], final: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+    """What follows the normal path's copy of ``final`` in ``rest`` when a ``return`` in an
+    ``if`` of the ``finally`` body (``if c: ...; return``, then ``T``) is the same as the one
+    after the statement: ≤3.10 share that return, so the copy reads ``if c: ... else: T`` and
+    the return after it (subprocess.Popen.__exit__).  ``None`` if ``rest`` is not that."""
+    for k, st in enumerate(final):
+        if not (isinstance(st, ast.If) and not st.orelse and st.body
+                and isinstance(st.body[-1], ast.Return)):
+            continue
+        arm = copy.copy(st)
+        arm.body, arm.orelse = st.body[:-1] or [ast.Pass()], final[k + 1:]
+        expect = final[:k] + [arm, st.body[-1]]
+        if [ast.dump(x) for x in rest[:len(expect)]] == [ast.dump(x) for x in expect]:
+            return rest[len(expect) - 1:]
+    return None
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:

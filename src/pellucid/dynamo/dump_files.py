@@ -57,6 +57,11 @@ REGISTRY = "owners"
 COMPACT_AT = 1 << 16
 #: the registry's name for "this process is done writing" (a process's claims stay its own)
 DONE = "*done*"
+#: the registry's name for "this process writes here" (recorded when it starts, before it claims
+#: anything: a rank that finishes first must not remove the registry under one still starting)
+WRITING = "*writing*"
+#: registry lines that are no file's claim
+_MARKERS = (DONE, WRITING)
 
 
 class ClaimsLock:
@@ -113,7 +118,7 @@ class ClaimsLock:
 
     def owners(self) -> Dict[str, Tuple[int, str]]:
         """Every claimed name and who last claimed it: (process id, run)."""
-        return {name: owner for name, owner in self.entries() if name != DONE}
+        return {name: owner for name, owner in self.entries() if name not in _MARKERS}
 
     def drop(self, pids: Set[int]) -> int:
         """Forget the claims of ``pids``; returns how many claims are left."""
@@ -139,8 +144,8 @@ class ClaimsLock:
         """The process id that last claimed ``name`` (0: never claimed, or unreadable)."""
         return self.owner_of(name)[0]
 
-    def record(self, name: str, run: str = "") -> None:
-        """Make this process (of ``run``) the owner of ``name``."""
+    def record(self, name: str, run: str = "", pid: Optional[int] = None) -> None:
+        """Make this process (or ``pid``), of ``run``, the owner of ``name``."""
         assert self.fh is not None
         end = self.fh.seek(0, os.SEEK_END)
         if end > COMPACT_AT:
@@ -149,7 +154,8 @@ class ClaimsLock:
         if end:
             self.fh.seek(end - 1)
             torn = self.fh.read(1) != b"\n"  # a writer died mid-line: start a line of our own
-        line = "%s%s\t%d%s\n" % ("\n" if torn else "", name, os.getpid(), "\t" + run if run else "")
+        line = "%s%s\t%d%s\n" % ("\n" if torn else "", name, os.getpid() if pid is None else pid,
+                                 "\t" + run if run else "")
         self.fh.write(line.encode("utf-8"))  # ("a+" writes at the end, wherever we read)
         self.fh.flush()
 
@@ -161,7 +167,7 @@ class ClaimsLock:
         for line in self._text().split("\n"):
             name, tab, rest = line.partition("\t")
             if tab:
-                if name == DONE:  # (one per process that finished)
+                if name in _MARKERS:  # (one of each per process)
                     name = "%s\t%s" % (name, rest.partition("\t")[0])
                 last.pop(name, None)  # (re-inserted: the dict keeps the claims' order)
                 last[name] = line
@@ -287,7 +293,10 @@ class DumpFiles:
         began = min(started, process_start_time())
         old: Set[str] = set()
         kept: Set[str] = set()
+        # names listed by processes whose files stay, and who wrote them (process id, run)
+        kept_owner: Dict[str, Tuple[int, str]] = {}
         with ClaimsLock(self.claims_dir) as claims:
+            claims.record(WRITING, run)
             for name in sorted(os.listdir(self.dump_dir)):
                 if not (name.startswith("capture_") and name.endswith(".json")):
                     continue
@@ -302,7 +311,18 @@ class DumpFiles:
                 earlier = (not explicit and pid != me and not (same_host and _alive(pid))
                            and isinstance(ended, (int, float)) and ended <= began)
                 (old if earlier else kept).update(listed + [name])
+                if not earlier and pid and pid != me:
+                    proc_run = proc.get("run") if isinstance(proc.get("run"), str) else ""
+                    for listed_name in listed:
+                        kept_owner.setdefault(listed_name, (pid, proc_run))
             owners = claims.owners()
+            # A process that finished before this one claimed anything may have removed the
+            # registry with its claims (it was the last writer it knew of): its capture file
+            # still says which names are its, so they go back in, or a claim here would take
+            # them over and overwrite a file of this run.
+            for listed_name, (pid, proc_run) in sorted(kept_owner.items()):
+                if listed_name not in owners:
+                    claims.record(listed_name, proc_run, pid=pid)
             dead = {p for p, r in set(owners.values()) if p and p != me and r != run and not _alive(p)}
             for name, (pid, _) in owners.items():
                 if pid in dead:
@@ -329,9 +349,12 @@ class DumpFiles:
         with ClaimsLock(self.claims_dir) as claims:
             me = os.getpid()
             claims.record(DONE, self.run)
-            owners = claims.owners()
-            done = {pid for name, (pid, _) in claims.entries() if name == DONE}
-            if any(pid != me and pid not in done and _alive(pid) for pid, _ in owners.values()):
+            entries = claims.entries()
+            done = {pid for name, (pid, _) in entries if name == DONE}
+            # (a process that started writing here but claimed nothing yet counts: it would
+            # otherwise start a registry that knows none of this run's names)
+            writers = {pid for name, (pid, _) in entries if name != DONE}
+            if any(pid != me and pid not in done and _alive(pid) for pid in writers):
                 return  # a process still writing: the last one to finish removes the registry
             try:
                 os.unlink(claims.path)

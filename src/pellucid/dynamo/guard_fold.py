@@ -134,17 +134,22 @@ def _template(group: Sequence[List[str]]) -> Optional[Tuple[List[List[str]], Lis
     columns: List[List[str]] = [[] for _ in group]
     for k in range(len(first)):
         rows = [t[k] for t in tokens]
-        if any(len(r) != len(rows[0]) for r in rows):
+        head = rows[0]
+        if all(r == head for r in rows):
+            # (most lines of layers alike are the same line: no token differs)
+            template.append(list(head))
+            continue
+        if any(len(r) != len(head) for r in rows):
             return None
         line: List[str] = []
-        for j, tok in enumerate(rows[0]):
-            values = [r[j] for r in rows]
-            if all(v == tok for v in values):
+        for j, values in enumerate(zip(*rows)):
+            tok = values[0]
+            if values.count(tok) == len(values):
                 line.append(tok)
                 continue
             if any(v.startswith("#") for v in values):
                 return None  # a comment differs: it cannot come from a table
-            bare = j == 0 or rows[0][j - 1] != "."
+            bare = j == 0 or head[j - 1] != "."
             if not all(_LITERAL.match(v) or (bare and re.match(r"^[A-Za-z_]\w*$", v)) for v in values):
                 return None
             line.append(None)  # type: ignore[arg-type]
@@ -364,6 +369,8 @@ def _replace_at_boundaries(text: str, old: str, new: str,
                            strings: Sequence[Tuple[int, int]] = ()) -> str:
     """``text`` with each occurrence of the expression ``old`` that is not part of a longer
     name, nor starts inside one of the ``strings`` spans, replaced by ``new``."""
+    if old not in text:
+        return text  # (the common case: nothing to replace)
     out = []
     at = 0
     while True:
@@ -407,6 +414,20 @@ def _candidates(expr: str, parent: Optional[str], owner: Optional[str]) -> List[
     return ["%s_item" % parent] if parent else ["value"]
 
 
+@lru_cache(maxsize=16384)
+def _read_through(expr: str, form: str, name: str) -> str:
+    """A value's expression with an outer value's ``form`` read through its ``name``
+    (:func:`_replace_at_boundaries`; kept: a model's layers' guards name the same values)."""
+    return _replace_at_boundaries(expr, form, name)
+
+
+@lru_cache(maxsize=8192)
+def _options(expr: str, parent: Optional[str], owner: Optional[str]) -> Tuple[str, ...]:
+    """:func:`_candidates` made identifiers (kept, as :func:`_read_through`)."""
+    options = [re.sub(r"\W", "_", c) for c in _candidates(expr, parent, owner)]
+    return tuple("_" + c if c[0].isdigit() else c for c in options)
+
+
 def name_values(source: str) -> str:
     """``source`` with each value that several of its lines read bound to a short local name
     once, on the line of its comment (``attn = generic_dict(h_0)['_modules']['attn']  #
@@ -430,6 +451,10 @@ def name_values(source: str) -> str:
     taken = set(re.findall(r"[A-Za-z_]\w*", code)) | set(dir(builtins)) | {"L", "G", "torch"} \
         | set(keyword.kwlist)
     new = list(lines)
+    # which lines are a value's comment: a line in the range a value scans is no value's
+    # whose line was rewritten (that value's own line is before its range, its children's
+    # are rewritten after), and rewriting a line's code leaves a comment line as it was
+    node_line = [lo <= k < hi and _NODE.match(line) is not None for k, line in enumerate(lines)]
     bindings: List[Tuple[str, str]] = []  # (name, the expression it stands for), in order
 
     def visit(nodes: List[_Node], scope: List[Tuple[str, str]], owner: Optional[str]) -> None:
@@ -437,18 +462,18 @@ def name_values(source: str) -> str:
             # the value's expression as the lines now read it (outer values already named)
             cur = node.expr
             for sname, sform in scope:
-                cur = _replace_at_boundaries(cur, sform, sname)
+                cur = _read_through(cur, sform, sname)
             uses = 0
             for k in range(node.start + 1, node.end):
                 # (a line without ``cur`` or a NUL adds nothing: skip it before the regexes)
-                if (cur in new[k] or "\0" in new[k]) and not _NODE.match(new[k]):
-                    uses += _in_code(new[k], cur, "\0").count("\0")
+                line = new[k]
+                if (cur in line or "\0" in line) and not node_line[k]:
+                    uses += _in_code(line, cur, "\0").count("\0")
             inner = list(scope)
             inner_owner = owner
             if uses >= 2:
                 parent = scope[-1][0] if scope else None
-                options = [re.sub(r"\W", "_", c) for c in _candidates(node.expr, parent, owner)]
-                options = ["_" + c if c[0].isdigit() else c for c in options]
+                options = _options(node.expr, parent, owner)
                 name = next((c for c in options if c not in taken), None)
                 n = 2
                 while name is None:

@@ -217,6 +217,25 @@ def split_code_part(text: str, comments: Optional[Dict[str, _CommentFields]] = N
     >>> p.code, p.user_line, p.location
     ("L['n'] == 3", 'b = y + n', 't.py:11 in f')
     """
+    known = _PARTS.get(text)
+    if known is not None:
+        return known
+    part = _split_code_part(text, comments)
+    if len(_PARTS) >= _PARTS_KEPT:
+        _PARTS.clear()
+    _PARTS[text] = part
+    return part
+
+
+#: split_code_part's answers by text, over all reads: the guards of a model's layers repeat
+#: most of their parts word for word (the same checks on each layer's ``L['self']``), and a
+#: part is a pure function of its text (nothing changes a CodePart once made)
+_PARTS: Dict[str, CodePart] = {}
+#: how many answers are kept at most (then the memo starts again: a few MB)
+_PARTS_KEPT = 1 << 15
+
+
+def _split_code_part(text: str, comments: Optional[Dict[str, _CommentFields]]) -> CodePart:
     h = text.find("#")
     if h < 0:
         # no comment, whoever looks (a tokenizer error falls back to "  # " too)
