@@ -500,3 +500,52 @@ def test_forced_fallback_class_and_mapping_patterns(forced):
     assert MARKER in pellucid.decompile(f)
     new = _recompiled(f)
     assert [_outcome(new, *args) for args in inputs] == expected
+
+
+def _star_call(cb, a, args, more):
+    return cb(a, *args, *more)
+
+
+def _star_call_kw(cb, a, args):
+    return cb(a, *args, key=1)
+
+
+def _collect(*a, **k):
+    return a, k
+
+
+@pytest.mark.parametrize("fn,inputs,proven", [
+    pytest.param(_star_call, [(1, (2,), [3]), (1, 5, ()), (1, (), 7)], True),
+    # (keyword arguments are evaluated after the star arguments are iterated: the fallback
+    # keeps its tuple display there, which the verifier refuses on 3.8)
+    pytest.param(_star_call_kw, [(1, (2,)), (1, [])], False),
+])
+def test_forced_fallback_star_arguments(forced, fn, inputs, proven):
+    """3.8's BUILD_TUPLE_UNPACK_WITH_CALL right before its call stays star arguments of the
+    call: a non-iterable's TypeError names the function (``cb() argument after * must be an
+    iterable, not int``) as the original's does; the verifier proves it (asyncio's
+    ``FastChildWatcher._do_waitpid_all`` on 3.8: ``callback(pid, returncode, *args)``)."""
+    from pellucid.decompiler.recompile import recompile_full
+    from pellucid.verify import check_equivalent
+
+    assert MARKER in pellucid.decompile(fn, verify=False)
+    new = _recompiled(fn)
+    for args in inputs:
+        assert _outcome(new, _collect, *args) == _outcome(fn, _collect, *args)
+    if sys.version_info < (3, 9):  # (the instruction is 3.8's: 3.9+ builds a list instead)
+        result = recompile_full(fn.__code__, None, fn.__qualname__, write=False)
+        assert check_equivalent(fn.__code__, result.code, result.bindings).ok == proven
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14+ builds annotations lazily "
+                    "(__annotate__), which the fallback does not set up this way")
+def test_forced_fallback_annotations_use_builtin_dict(forced):
+    """A nested function's annotations are set up with the builtin ``dict``, whatever the module
+    binds to that name (``_pyrepl.simple_interact`` on 3.13 read the module's global ``dict``)."""
+    ns = {"__name__": "fb_dict", "dict": None}
+    exec(compile("def outer():\n    def inner(x: int) -> str:\n        return str(x)\n"
+                 "    return inner\n", "<fb_dict>", "exec"), ns)
+    outer = ns["outer"]
+    assert MARKER in pellucid.decompile(outer, verify=False)
+    new = _recompiled(outer)
+    assert new().__annotations__ == outer().__annotations__ == {"x": int, "return": str}

@@ -1,4 +1,4 @@
-"""``dis.get_instructions(code)`` without ``CACHE`` entries, read in two plain loops (3.11).
+"""``dis.get_instructions(code)`` without ``CACHE`` entries, read in two plain loops (3.11, 3.13, 3.14).
 
 :func:`pellucid.bytecode.normalize.raw_instructions` reads every code object the decompiler and
 the verifier look at; on a Dynamo function of ~600 instructions ``dis`` spends about a
@@ -10,8 +10,9 @@ step by step (``get_instructions`` with its defaults: no ``first_line``, no cach
 adaptive): one loop unpacks the code units and finds the jump targets (``findlabels``), the
 other makes the records.  Where the running Python is not 3.11, or ``dis`` is not shaped as
 expected, :data:`READER` is ``None`` and ``dis`` is used.  It was checked by comparing its
-records with ``dis``'s over whole libraries; other versions' ``dis`` differ enough (3.12's
-arguments, 3.13's records) to need readers of their own.
+records with ``dis``'s over whole libraries; 3.13 and 3.14 have a reader of their own
+(:func:`_reader_313`); 3.12's ``dis`` differs enough to need another, and 3.15's is not yet
+compared (tests/test_raw_reader.py does that where a reader exists).
 """
 import dis
 import sys
@@ -182,3 +183,166 @@ def _reader_311() -> Optional[Callable[..., List[Any]]]:
 #: ``code`` (and, optionally, the list of its ``co_positions()``) -> its instructions as
 #: ``dis.get_instructions`` gives them, less ``CACHE``; or None
 READER = _reader_311()
+
+
+# What the argument of an opcode means to 3.13+'s reader: the kinds it resolves itself; every
+# other opcode with an argument is resolved by dis's own ``ArgResolver``.
+_R_NONE, _R_OTHER, _R_CONST, _R_NAME, _R_GLOBAL, _R_ATTR, _R_LOCAL = range(7)
+
+
+def _reader_313() -> Optional[Callable[..., List[Any]]]:
+    """3.13+'s ``dis.get_instructions`` in one loop over ``co_code``.
+
+    3.13's ``dis`` reads each instruction through a generator chain (``_unpack_opargs``, then
+    ``next`` on ``co_positions()`` for the instruction and again for each of its caches), asks
+    ``_get_cache_size`` and ``_deoptop`` (a dict lookup on the name) several times per unit, and
+    finds the jump targets with ``findlabels``, which keeps them in a list (quadratic in the jumps
+    of a long function).  This makes the same records: the commonest arguments (none, a
+    constant, a name, a local) are resolved here with per-opcode tables made from ``dis``'s own
+    lists; all others (jumps, comparisons, the paired locals, intrinsics...) by ``dis``'s own
+    ``ArgResolver``, given the same label map.
+    """
+    needed = ("ArgResolver", "_deoptop", "_all_opname", "_get_cache_size", "_cache_format",
+              "_get_jump_target", "_get_instructions_bytes", "Positions", "Instruction",
+              "_INT_OVERFLOW", "findlinestarts", "hasarg", "hasjump", "hasexc")
+    if sys.version_info[:2] not in ((3, 13), (3, 14)) or not all(hasattr(dis, n) for n in needed):
+        return None
+    D: Any = dis
+    if len(D.Instruction._fields) != 12 or D.Instruction._fields[-2:] != ("positions", "cache_info"):
+        return None
+    # (3.14 moves along the caches for each entry of cache_info; 3.13 reads each from the first)
+    advancing = "cache_offset" in D._get_instructions_bytes.__code__.co_varnames
+    op_ = D.opmap
+    deop = [D._deoptop(op) for op in range(256)]
+    names = list(D._all_opname)
+    caches = [D._get_cache_size(names[d]) for d in deop]
+    has_arg = [d in D.hasarg for d in deop]
+    extended = op_["EXTENDED_ARG"]
+    pairs = {op_[n] for n in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW",
+                              "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST") if n in op_}
+    kind = [_R_NONE] * 256
+    # per opcode: (name, size, offset of its bytes from the instruction's) of its caches
+    cache_layout: List[Optional[List[Tuple[str, int, int]]]] = [None] * 256
+    for op in range(256):
+        d = deop[op]
+        if caches[op]:
+            layout = []
+            at = 2
+            for name, size in D._cache_format[D.opname[d]].items():
+                layout.append((name, size, at))
+                if advancing:
+                    at += 2 * size
+            cache_layout[op] = layout
+        if not has_arg[op]:
+            continue
+        # (the order of ArgResolver.get_argval_argrepr's tests)
+        if d in D.hasconst:
+            kind[op] = _R_CONST
+        elif d in D.hasname:
+            kind[op] = (_R_GLOBAL if d == op_["LOAD_GLOBAL"] else _R_ATTR if d == op_["LOAD_ATTR"]
+                        else _R_OTHER if d == op_["LOAD_SUPER_ATTR"] else _R_NAME)
+        elif d in D.hasjump or d in D.hasexc or d in pairs:
+            kind[op] = _R_OTHER
+        elif d in D.haslocal or d in D.hasfree:
+            kind[op] = _R_LOCAL
+        else:
+            kind[op] = _R_OTHER
+    jump_target = D._get_jump_target
+    overflow = D._INT_OVERFLOW
+    findlinestarts = D.findlinestarts
+    ArgResolver = D.ArgResolver
+    new = tuple.__new__
+    Instruction = D.Instruction
+    Positions = D.Positions
+    no_position = new(Positions, (None, None, None, None))
+    may_jump = [deop[op] in D.hasjrel or deop[op] in D.hasjabs for op in range(256)]
+
+    def read(co: types.CodeType, positions: Optional[List[Any]] = None) -> List[Any]:
+        """``positions``: ``list(co.co_positions())`` if the caller has it."""
+        code = co.co_code
+        linestarts = dict(findlinestarts(co))
+        if positions is None:
+            positions = list(co.co_positions())  # type: ignore[attr-defined]
+        varname = co._varname_from_oparg  # type: ignore[attr-defined]
+        co_names = co.co_names
+        co_consts = co.co_consts
+        # (_unpack_opargs; the jump targets as findlabels finds them, in a set)
+        units: List[Tuple[int, int, int, Optional[int]]] = []
+        targets: Set[int] = set()
+        extended_arg = 0
+        extended_args = 0
+        skip = 0
+        for i in range(0, len(code), 2):
+            if skip:
+                skip -= 1
+                continue
+            op = code[i]
+            skip = caches[op]
+            arg: Optional[int]
+            if has_arg[op]:
+                arg = code[i + 1] | extended_arg
+                extended_arg = (arg << 8) if deop[op] == extended else 0
+                if extended_arg >= overflow:
+                    extended_arg -= 2 * overflow
+                if may_jump[op]:
+                    targets.add(jump_target(op, arg, i))
+            else:
+                arg = None
+                extended_arg = 0
+            if deop[op] == extended:
+                extended_args += 1
+                units.append((i, i, op, arg))
+            else:
+                units.append((i, i - extended_args * 2, op, arg))
+                extended_args = 0
+        labels_map = {offset: n + 1 for n, offset in enumerate(sorted(targets))}
+        resolver = ArgResolver(co_consts=co_consts, names=co_names, varname_from_oparg=varname,
+                               labels_map=labels_map)
+        out = []
+        append = out.append
+        n_positions = len(positions)
+        line_number = None
+        for offset, start_offset, op, arg in units:
+            starts_line = offset in linestarts
+            if starts_line:
+                line_number = linestarts[offset]
+            argval: Any = None
+            argrepr = ''
+            if arg is not None:
+                k = kind[op]
+                if k == _R_LOCAL:
+                    argval = argrepr = varname(arg)
+                elif k == _R_CONST:
+                    argval = co_consts[arg]
+                    argrepr = repr(argval)
+                elif k == _R_NAME:
+                    argval = argrepr = co_names[arg]
+                elif k == _R_GLOBAL:
+                    argval = argrepr = co_names[arg // 2]
+                    if (arg & 1) and argrepr:
+                        argrepr = argrepr + " + NULL"
+                elif k == _R_ATTR:
+                    argval = argrepr = co_names[arg // 2]
+                    if (arg & 1) and argrepr:
+                        argrepr = argrepr + " + NULL|self"
+                else:
+                    argval, argrepr = resolver.get_argval_argrepr(op, arg, offset)
+            at = offset >> 1
+            if at < n_positions:
+                p = positions[at]
+                position = new(Positions, p) if len(p) == 4 else Positions(*p)
+            else:
+                position = no_position
+            layout = cache_layout[op]
+            cache_info = None if layout is None else [
+                (name, size, code[offset + rel: offset + rel + 2 * size]) for name, size, rel in layout]
+            append(new(Instruction, (names[op], op, arg, argval, argrepr, offset, start_offset,
+                                     starts_line, line_number, labels_map.get(offset), position,
+                                     cache_info)))
+        return out
+
+    return read
+
+
+if READER is None:
+    READER = _reader_313()

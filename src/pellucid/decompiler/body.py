@@ -89,6 +89,10 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         self._absorb: Dict[int, str] = {}
         self._finally_bodies: Dict[int, List[ast.stmt]] = {}
         self.pending: Dict[int, List[ast.expr]] = {}
+        #: statements emitted with no copied node in them: id -> (the statement, the copy marks
+        #: then, its own fields then), so a compound statement's body is not walked again each
+        #: time it is nested in another (an elif chain nests one level per arm)
+        self._no_copies: Dict[int, Tuple[ast.stmt, int, tuple]] = {}
         #: the values ``pending`` is keyed by (their ids), kept alive for the whole decompile:
         #: an entry that is never used (a loop's re-test drops its ``f := ...``) must not be
         #: found again by a new node that Python gave the freed value's id (``f = x = 2``)
@@ -137,6 +141,13 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
 
         Returns the stack values replaced by temporaries (id of the old value -> the name).
         """
+        if self.floor >= len(stack):
+            # Nothing on the stack to save: only a value the statement uses twice is named
+            # (most statements; a compound one is walked whole each time it is nested again)
+            if _has_copied(stmt, self._no_copies):
+                stmt, _ = self._name_shared(out, stmt, stack)
+            out.append(stmt)
+            return {}
         stored, runs_code, copied, name_ids = _statement_facts(stmt)
         if copied:
             # (else ``_name_shared`` would find nothing shared and return ``stmt`` as it is)
@@ -627,6 +638,70 @@ def _writes_and_runs(stmt: ast.stmt, nodes: Optional[List[ast.AST]] = None) -> T
             for a in node.names:
                 names.add((a.asname or a.name).split(".")[0])
     return names, runs, copied
+
+
+def _has_copied(stmt: ast.stmt, memo: Optional[Dict[int, Tuple[ast.stmt, int, tuple]]] = None) -> bool:
+    """Whether a node in ``stmt`` is :func:`sharing.is_copied`: the one fact of
+    :func:`_statement_facts` ``emit`` needs when no stack value waits below the statement, in a
+    walk that stops at the first and collects nothing (the nodes visited are :func:`all_nodes`'s).
+
+    ``memo``: statements found without one before; a statement below ``stmt`` found there is
+    not walked again while no node was marked copied since (:data:`sharing.COPY_MARKS`) and its
+    own fields hold the same values (a body replaced or changed in place).  A statement that
+    is found without one is added.
+    """
+    marks = sharing.COPY_MARKS[0]
+    work: List[Any] = [stmt]
+    pop, append, extend = work.pop, work.append, work.extend
+    contexts, ast_type, name_type, is_copied = CONTEXTS, ast.AST, _Name, sharing.is_copied
+    statement = ast.stmt
+    while work:
+        node = pop()
+        cls = type(node)
+        if cls in contexts:
+            continue
+        if memo is not None and node is not stmt and isinstance(node, statement):
+            seen = memo.get(id(node))
+            if seen is not None and seen[0] is node and seen[1] == marks and _same_fields(node, seen[2]):
+                continue
+        if cls is name_type and type(node.id) is str:
+            # (trivial, so never copied; its only child is its context, as in all_nodes)
+            ctx = getattr(node, "ctx", None)
+            if isinstance(ctx, ast_type):
+                append(ctx)
+            elif type(ctx) is list:
+                extend([v for v in ctx if isinstance(v, ast_type)])
+            continue
+        if getattr(node, "_copied", False) and is_copied(node):
+            return True
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                extend([v for v in value if isinstance(v, ast_type)])
+            elif isinstance(value, ast_type):
+                append(value)
+    if memo is not None:
+        memo[id(stmt)] = (stmt, marks, _own_fields(stmt))
+    return False
+
+
+def _own_fields(node: ast.AST) -> tuple:
+    """The values of ``node``'s fields, a list as a tuple of its items (compared by identity)."""
+    return tuple([tuple(v) if type(v) is list else v for v in [getattr(node, f, None) for f in node._fields]])
+
+
+def _same_fields(node: ast.AST, before: tuple) -> bool:
+    now = _own_fields(node)
+    if len(now) != len(before):
+        return False
+    for a, b in zip(now, before):
+        if type(a) is tuple and type(b) is tuple:
+            if len(a) != len(b) or any(x is not y for x, y in zip(a, b)):
+                return False
+        elif a is not b:
+            return False
+    return True
+
 
 
 def _statement_facts(stmt: ast.stmt) -> Tuple[Set[str], bool, bool, List[Any]]:

@@ -332,6 +332,9 @@ class _Function:
         self.bound_before: Dict[int, FrozenSet[str]] = {}
         self.positions: Dict[int, Dict[int, int]] = {}
         self.keep: List[ast.AST] = []  # statements removed this round (their ids stay unique)
+        # names a statement (or an assignment's value) may bind, by node: asked again for the
+        # same statements by every copy before them (quadratic in Dynamo's long spill runs)
+        self.binding: Dict[int, FrozenSet[str]] = {}
         # Most functions delete no name: then no statement's deletions need a walk of its own
         # (one per statement and again per enclosing statement: quadratic in nesting depth)
         self.deletes = any(type(n) is ast.Name and isinstance(n.ctx, ast.Del)
@@ -509,10 +512,12 @@ class _Function:
             return False  # (reading it here could raise: later, other effects would come first)
         body = site.body
         for k in range(at + 1, last + 1):
-            if _binds(body[k], source, allow_final_store=(k == last)):
+            if source in self._bound_by(body[k], allow_final_store=(k == last)):
                 return False
         for node, _ in uses:
             _replace(body[at + 1:last + 1], node, _name_like(source, node))
+            self.binding.pop(id(node), None)
+            self.keep.append(node)  # (its id is no other node's while this round's facts stand)
         if walrus is None:
             del body[at]
         else:
@@ -543,6 +548,19 @@ class _Function:
         del body[j]
         self._changed(body, stmt, use_stmt)
         return True
+
+    def _bound_by(self, stmt: ast.stmt, allow_final_store: bool) -> FrozenSet[str]:
+        """Names ``stmt`` may bind or delete (``allow_final_store``: of an ``Assign`` whose
+        targets are names, only what its value binds: its targets are bound after the value,
+        which is all that is read)."""
+        node: ast.AST = stmt
+        if allow_final_store and isinstance(stmt, ast.Assign) \
+                and all(isinstance(t, ast.Name) for t in stmt.targets):
+            node = stmt.value
+        found = self.binding.get(id(node))
+        if found is None:
+            found = self.binding[id(node)] = _binds(node)
+        return found
 
     def _quiet(self, stmt: ast.stmt) -> bool:
         """Running ``stmt`` runs no code, cannot raise, and binds or deletes only temporaries
@@ -601,15 +619,26 @@ class _Function:
         if facts is None:
             return False
         reads, writes, pure = facts
+
+        def quiet(n: ast.AST, bound: FrozenSet[str]) -> bool:
+            if pure:
+                # Nothing can change what the value reads but a store or deletion of it.
+                return not (type(n) is ast.Name and (n.id in writes or (
+                    not isinstance(n.ctx, ast.Load) and n.id in reads)))
+            return self._inert(n, bound, reads, writes)
+
         # Everything evaluated from the definition to the use, in order, with the names
-        # certainly bound at its statement.
-        steps: List[Tuple[ast.AST, FrozenSet[str]]] = []
+        # certainly bound at its statement, must be quiet.  Checked as it is walked: a step
+        # that is not ends the walk (Dynamo spills hundreds of graph arguments before a call
+        # that is not quiet: walking every statement to the use for each made them quadratic).
         for k in range(at + 1, j):
             s = body[k]
             bound = self.bound_before.get(id(s))
             if not isinstance(s, _SIMPLE) or bound is None:
                 return False  # (not indexed: made by a rewrite earlier in this round)
-            steps.extend((n, bound) for n, _ in _order(s))
+            for n, _ in _order(s):
+                if not quiet(n, bound):
+                    return False
         use_stmt = body[j]
         bound = self.bound_before.get(id(use_stmt))
         if bound is None:
@@ -619,18 +648,16 @@ class _Function:
                 if c:
                     return False  # (read conditionally, or more than once)
                 break
-            steps.append((n, bound))
+            if not quiet(n, bound):
+                return False
         else:
             return False  # (in a compound statement's body: evaluated at another time)
-        for n, bound in steps:
-            if pure:
-                # Nothing can change what the value reads but a store or deletion of it.
-                if type(n) is ast.Name and (n.id in writes or (
-                        not isinstance(n.ctx, ast.Load) and n.id in reads)):
-                    return False
-            elif not self._inert(n, bound, reads, writes):
-                return False
         _replace([use_stmt], node, value)
+        # (the value may bind temporaries with ``:=``: what the use's statement binds changed)
+        self.binding.pop(id(use_stmt), None)
+        self.binding.pop(id(getattr(use_stmt, "value", None)), None)
+        self.binding.pop(id(node), None)
+        self.keep.append(node)  # (its id is no other node's while this round's facts stand)
         del body[at]
         self._changed(body, stmt)
         return True
@@ -781,27 +808,27 @@ def _names_in(node: ast.AST) -> Set[str]:
     return out
 
 
-def _binds(stmt: ast.stmt, name: str, allow_final_store: bool) -> bool:
-    """Whether ``stmt`` may bind or delete ``name`` (``allow_final_store``: an ``Assign``
-    whose targets bind it only after its value, which is all that is read, is fine)."""
-    if allow_final_store and isinstance(stmt, ast.Assign) \
-            and all(isinstance(t, ast.Name) for t in stmt.targets):
-        stmt = stmt.value  # type: ignore[assignment]
-    for n in all_nodes(stmt):
-        if type(n) is ast.Name and n.id == name and not isinstance(n.ctx, ast.Load):
-            return True
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name:
-            return True
-        if isinstance(n, (ast.Import, ast.ImportFrom)) and any(
-                (a.asname or a.name).split(".")[0] == name for a in n.names):
-            return True
-        if isinstance(n, ast.ExceptHandler) and n.name == name:
-            return True
-        if type(n).__name__ in ("MatchAs", "MatchStar") and getattr(n, "name", None) == name:
-            return True
-        if type(n).__name__ == "MatchMapping" and getattr(n, "rest", None) == name:
-            return True
-    return False
+def _binds(node: ast.AST) -> FrozenSet[str]:
+    """Every name evaluating or running ``node`` may bind or delete."""
+    out: Set[str] = set()
+    for n in all_nodes(node):
+        if type(n) is ast.Name:
+            if not isinstance(n.ctx, ast.Load):
+                out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.ExceptHandler):
+            if n.name:
+                out.add(n.name)
+        elif type(n).__name__ in ("MatchAs", "MatchStar"):
+            if getattr(n, "name", None):
+                out.add(n.name)  # type: ignore[attr-defined]
+        elif type(n).__name__ == "MatchMapping":
+            if getattr(n, "rest", None):
+                out.add(n.rest)  # type: ignore[attr-defined]
+    return frozenset(out)
 
 
 def _name_like(name: str, old: ast.AST) -> ast.Name:

@@ -377,9 +377,11 @@ class Fallback:
         # clause with the outer cleanup handler; taking the state before it would enter that
         # handler with one handled exception too many.
         self.raise_state: Optional[_State] = None
-        for ins in b.instrs:
+        self.block_instrs = b.instrs
+        for pos, ins in enumerate(b.instrs):
             if self.ended:
                 break
+            self.pos = pos
             fn = getattr(self, "op_" + ins.op, None)
             if ins.op not in _CANNOT_RAISE:
                 self.raise_state = _State(tuple(self.stack), self.nexc)
@@ -817,7 +819,17 @@ class Fallback:
     def op_BUILD_TUPLE_UNPACK(self, ins: Instr, arg: int) -> None:
         self._build_unpack(arg, "(%s,)") if arg else self.push("()")
 
-    op_BUILD_TUPLE_UNPACK_WITH_CALL = op_BUILD_TUPLE_UNPACK
+    def op_BUILD_TUPLE_UNPACK_WITH_CALL(self, ins: Instr, arg: int) -> None:
+        # (3.8) Right before the call that takes it, the star arguments stay in the call: its
+        # TypeError for a non-iterable names the function (``f() argument after * must be an
+        # iterable``), a tuple display's does not.  With keyword arguments evaluated in between,
+        # the display keeps the order (the star arguments are iterated first).
+        nxt = self.block_instrs[self.pos + 1] if self.pos + 1 < len(self.block_instrs) else None
+        if arg and nxt is not None and nxt.op == "CALL_EX" and not nxt.arg[0] \
+                and len(self.stack) > arg:
+            self.push_static("starargs", self._pop_n(arg))
+            return
+        self.op_BUILD_TUPLE_UNPACK(ins, arg)
 
     def op_BUILD_LIST_UNPACK(self, ins: Instr, arg: int) -> None:
         self._build_unpack(arg, "[%s]")
@@ -925,11 +937,14 @@ class Fallback:
                 self.stack.pop()  # (3.14+: NULL in the kwargs slot is no kwargs)
             else:
                 kw = self.pop()
-        args = self.pop()
+        if not has_kw and self.stack and self.stack[-1][0] == "starargs":
+            stars = ["*" + x for x in self.stack.pop()[1]]
+        else:
+            stars = ["*" + self.pop()]
         func, self_arg = self._callable(null_slot)
         if func[0] != V:
             raise FallbackError("calling a %s slot" % func[0])
-        parts = [x for x in self_arg] + ["*" + args]
+        parts = [x for x in self_arg] + stars
         if kw is not None:
             parts.append("**" + kw)
         self.push("%s(%s)" % (func[2], ", ".join(parts)))
@@ -1686,7 +1701,7 @@ def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualnam
         out.append("%s.__kwdefaults__ = %s" % (fname, attrs[2]))
     if attrs.get(4):
         a = attrs[4]
-        out.append("%s.__annotations__ = %s if __pellucid_builtins.isinstance(%s, dict) else __pellucid_builtins.dict(__pellucid_builtins.zip(%s[::2], %s[1::2]))"
+        out.append("%s.__annotations__ = %s if __pellucid_builtins.isinstance(%s, __pellucid_builtins.dict) else __pellucid_builtins.dict(__pellucid_builtins.zip(%s[::2], %s[1::2]))"
                    % (fname, a, a, a, a))
     return out
 

@@ -15,6 +15,17 @@ from pellucid.decompiler import markers as M
 from pellucid.decompiler.tree_nodes import all_nodes
 
 
+#: marks made by :func:`mark_copied` in this process: a walk that found no copied node below a
+#: statement still holds while this count and the statement's own fields are unchanged
+COPY_MARKS = [0]
+
+
+def mark_copied(node: ast.expr) -> None:
+    """Mark ``node`` as duplicated by a ``COPY`` (see :func:`is_copied`)."""
+    node._copied = True  # type: ignore[attr-defined]
+    COPY_MARKS[0] += 1
+
+
 def is_copied(node: Any) -> bool:
     """A node some ``COPY`` duplicated, whose double evaluation would be visible."""
     return isinstance(node, ast.expr) and getattr(node, "_copied", False) and not trivial(node)

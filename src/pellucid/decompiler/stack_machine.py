@@ -18,6 +18,7 @@ from pellucid.bytecode.positions import Position, position_at, position_units
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.deferred_annotations import CONDITIONAL_SET, AnnotationMark, lazy_value_body
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.sharing import mark_copied
 from pellucid.decompiler.tree_nodes import all_nodes
 
 
@@ -463,7 +464,7 @@ class StackMachine:
         if isinstance(v, ast.expr) and not isinstance(v, M.Marker):
             # Both copies are this one node; if both end up in the output, the value is given a
             # temporary when the first use is emitted (see BodyDecompiler.name_shared).
-            v._copied = True  # type: ignore[attr-defined]
+            mark_copied(v)
         stack.append(v)
 
     def op_SWAP(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

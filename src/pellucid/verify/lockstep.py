@@ -38,7 +38,7 @@ class TooLarge(Exception):
 
 
 class Pair:
-    __slots__ = ("o", "c", "facts", "epoch", "names", "rounds")
+    __slots__ = ("o", "c", "facts", "epoch", "names", "rounds", "reads")
 
     def __init__(self, o: MState, c: MState, facts: Dict[Term, bool], epoch: int) -> None:
         self.o, self.c, self.facts, self.epoch = o, c, facts, epoch
@@ -48,6 +48,9 @@ class Pair:
         # The variable names of ``o`` and of ``c``, sorted, once ``instance`` needed them (only
         # for a kept pair: those are never changed).
         self.names: Optional[Tuple[List[str], List[str]]] = None
+        # The globals read in ``epoch`` that the states or facts hold, once ``instance``
+        # needed them (only for a kept pair: those are never changed).
+        self.reads: Optional[set] = None
 
     def copy(self) -> "Pair":
         # (without __init__: a copy is made at almost every event)
@@ -57,6 +60,7 @@ class Pair:
         p.facts = self.facts.copy()
         p.epoch = self.epoch
         p.names = None
+        p.reads = None
         p.rounds = self.rounds
         return p
 
@@ -74,8 +78,12 @@ _STRUCTURAL = frozenset({"tuple", "not", "typeof", "tbof", "is", "converted", "t
 
 class _Joiner:
     def __init__(self, counter: List[int], facts_a: Dict[Term, bool],
-                 facts_b: Dict[Term, bool]) -> None:
+                 facts_b: Dict[Term, bool], epoch_a: int = -1, epoch_b: int = -1) -> None:
         self.memo: Dict[Tuple[Term, Term], Term] = {}
+        # A global read in its state's current epoch (no effect since) is the global's value
+        # now: two of the same name stay one, in the joined state's epoch (see ``_current``).
+        self.epoch_a, self.epoch_b = epoch_a, epoch_b
+        self.epoch = max(epoch_a, epoch_b)
         self.counter = counter
         # (a variable that may be unbound but was found bound on that path is bound there)
         self.facts_a = facts_a
@@ -90,6 +98,9 @@ class _Joiner:
                     return ("tuple", tuple(self.term(x, y) for x, y in zip(a[1], b[1])))
             else:
                 return (a[0],) + tuple(self.term(x, y) for x, y in zip(a[1:], b[1:]))
+        if a[0] == "g" and b[0] == "g" and len(a) == 3 and len(b) == 3 and a[1] == b[1] \
+                and a[2] == self.epoch_a and b[2] == self.epoch_b and self.epoch_a >= 0:
+            return ("g", a[1], self.epoch)
         key = (a, b)
         v = self.memo.get(key)
         if v is None:
@@ -118,6 +129,7 @@ class _Joiner:
         s.heap = {}
         # Later allocations must not reuse an identity either state already holds.
         s.nalloc = max(a.nalloc, b.nalloc)
+        s.nmeth = max(a.nmeth, b.nmeth)
         # (most terms are the same object in both states: no call for those)
         s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
         # (only the names whose terms are not the same object in both are looked at: most are,
@@ -141,6 +153,77 @@ class _Joiner:
         return s
 
 
+def _joined_facts(fa: Dict[Term, bool], fb: Dict[Term, bool], ea: int, eb: int) -> Dict[Term, bool]:
+    """The facts both states hold; and whether a global read in each state's current epoch is
+    bound, when both agree, for the joined state's epoch (see ``_Joiner``)."""
+    facts = {k: v for k, v in fa.items() if fb.get(k) == v}
+    if ea != eb:
+        e = max(ea, eb)
+        for k, v in fa.items():
+            if k[0] == "bound" and k[1][0] == "g" and len(k[1]) == 3 and k[1][2] == ea:
+                if fb.get(("bound", ("g", k[1][1], eb))) == v:
+                    facts[("bound", ("g", k[1][1], e))] = v
+    return facts
+
+
+def _current_reads(t: Any, epoch: int, out: set) -> None:
+    """The globals read in ``epoch`` that the term ``t`` holds (into ``out``)."""
+    todo = [t]
+    while todo:
+        x = todo.pop()
+        if type(x) is tuple:
+            if len(x) == 3 and x[0] == "g" and x[2] == epoch:
+                out.add(x[1])
+            else:
+                todo.extend(x)
+
+
+def _state_terms(st: MState) -> List[Any]:
+    return [st.stack, list(st.vars.values()), st.excinfo, st.ehstack, st.unwinding,
+            list(st.heap.items())]
+
+
+def _relabelled(general: Pair, p: Pair) -> Optional[Pair]:
+    """``p`` with its global reads of its current epoch as reads of ``general``'s, when
+    ``general`` holds such reads and the epochs differ (``p`` itself otherwise); None when
+    ``p`` already holds reads of ``general``'s epoch (two reads would become one)."""
+    if general.epoch == p.epoch:
+        return p
+    found = general.reads
+    if found is None:
+        found = set()
+        _current_reads((_state_terms(general.o), _state_terms(general.c),
+                        list(general.facts)), general.epoch, found)
+        general.reads = found
+    if not found:
+        return p
+    clash: set = set()
+    _current_reads((_state_terms(p.o), _state_terms(p.c), list(p.facts)), general.epoch, clash)
+    if clash:
+        return None
+    e_p, e_g = p.epoch, general.epoch
+
+    def ren(t: Any) -> Any:
+        if type(t) is not tuple:
+            return t
+        if len(t) == 3 and t[0] == "g" and t[2] == e_p:
+            return ("g", t[1], e_g)
+        return tuple([ren(x) for x in t])
+
+    q = p.copy()
+    for st in (q.o, q.c):
+        st.stack = [ren(t) for t in st.stack]
+        st.vars = {k: ren(v) for k, v in st.vars.items()}
+        st.excinfo = ren(st.excinfo)
+        st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
+        st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
+        if st.unwinding is not None:
+            st.unwinding = ren(st.unwinding)
+    q.facts = {ren(k): v for k, v in q.facts.items()}
+    q.epoch = e_g
+    return q
+
+
 def _forgettable(p: Pair, keep_o: Dict[Term, Any], keep_c: Dict[Term, Any], memo: Memo) -> None:
     """Raise unless the known lists of ``p`` but ``keep_o``/``keep_c`` can be forgotten
     (``forget_lists_except``)."""
@@ -149,10 +232,36 @@ def _forgettable(p: Pair, keep_o: Dict[Term, Any], keep_c: Dict[Term, Any], memo
 
 
 def _same_objects(a: Dict[Term, Any], b: Dict[Term, Any]) -> Dict[Term, Any]:
-    """The known objects ``a`` and ``b`` both hold with the same contents."""
+    """The known objects ``a`` and ``b`` both hold with the same contents, and whose contents
+    refer to no known object of either that is not kept so (a list's bound method whose list is
+    forgotten is forgotten with it: kept, it would name a list the joined state no longer knows,
+    and its receiver would stop being the variable's list -- each round of a loop would then
+    make a new generalisation, and the loop never converge)."""
     if not a or not b:
         return {}
-    return {k: v for k, v in a.items() if b.get(k) == v}
+    keep = {k: v for k, v in a.items() if b.get(k) == v}
+    while keep:
+        stale = [k for k, v in keep.items() if _refers_to_dropped(v, keep, a, b)]
+        if not stale:
+            break
+        for k in stale:
+            del keep[k]
+    return keep
+
+
+def _refers_to_dropped(contents: Tuple[Any, ...], keep: Dict[Term, Any], a: Dict[Term, Any],
+                       b: Dict[Term, Any]) -> bool:
+    """Whether ``contents`` holds (at any depth) a known object of ``a`` or ``b`` not in ``keep``."""
+    todo = list(contents)
+    while todo:
+        x = todo.pop()
+        if type(x) is tuple:
+            if len(x) == 3 and x[0] in _HEAP_KINDS and (x in a or x in b):
+                if x not in keep:
+                    return True
+                continue
+            todo.extend(x)
+    return False
 
 
 # ---- known lists across a join
@@ -193,17 +302,27 @@ def _canonical_side(st: MState, memo: Memo) -> bool:
     gc_lists(st, memo)
     if not st.heap:
         return True
-    roots: List[Any] = list(st.stack)
-    roots += [st.vars[n] for n in sorted(st.vars)]
+    # The program's own variables first: the two programs' observations agree on them, so their
+    # lists get the same canonical names on both sides (which ``join`` needs when it forgets
+    # them: corresponding lists must be named alike); then the stack and the decompiler's
+    # temporaries, which lay out alike in the two programs less often.
+    names = sorted(st.vars)
+    roots: List[Any] = [st.vars[n] for n in names if not n.startswith("__pellucid")]
+    roots += st.stack
+    roots += [st.vars[n] for n in names if n.startswith("__pellucid")]
     roots += [st.excinfo, tuple(st.ehstack), st.unwinding]
     found = reachable_lists(roots, st.heap, memo)
     heap = st.heap
     if len([t for t in found if t in heap]) != len(heap):
         return False  # (known lists reached only through truths: no canonical order)
     mapping: Dict[Term, Term] = {}
+    # (numbered per kind: a function only the fallback builds does not shift the lists' numbers)
+    count: Dict[str, int] = {}
     for t in found:
         if t in heap:
-            mapping[t] = (t[0], _CANON, len(mapping))
+            n = count.get(t[0], 0)
+            count[t[0]] = n + 1
+            mapping[t] = (t[0], _CANON, n)
         elif t[1] == _CANON:
             return False
     rename_lists(st, mapping, memo)
@@ -231,14 +350,61 @@ def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Opt
     for x, y in ((ca.o, cb.o), (ca.c, cb.c)):
         if x.heap.keys() != y.heap.keys() or any(len(v) != len(y.heap[k]) for k, v in x.heap.items()):
             return None
-    j = _Joiner(counter, ca.facts, cb.facts)
+    j = _Joiner(counter, ca.facts, cb.facts, a.epoch, b.epoch)
     o = j.state(ca.o, cb.o)
     c = j.state(ca.c, cb.c)
     o.heap = {k: tuple([j.term(x, y) for x, y in zip(v, cb.o.heap[k])]) for k, v in ca.o.heap.items()}
     c.heap = {k: tuple([j.term(x, y) for x, y in zip(v, cb.c.heap[k])]) for k, v in ca.c.heap.items()}
     if any(_holds_canonical(x) or _holds_canonical(y) for x, y in j.memo):
         return None
-    facts = {k: v for k, v in ca.facts.items() if cb.facts.get(k) == v}
+    facts = _joined_facts(ca.facts, cb.facts, a.epoch, b.epoch)
+    return Pair(o, c, facts, max(a.epoch, b.epoch))
+
+
+def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Optional[Pair]:
+    """``join`` forgetting the known lists (as below), after naming them canonically: the two
+    programs name a list by when they built it, which differs when one built others in between
+    (the fallback's saved slots...); forgotten under those names, corresponding lists would
+    become unrelated opaque lists.  Canonically named, a list of the original and one of the
+    candidate with the same name correspond -- forgetting them is sound only when their contents
+    agree, which ``can_forget_lists_except`` checks, as it does for lists named alike.  The
+    forgotten lists of ``a`` are then renamed apart, with fresh names shared by its two
+    programs, and likewise those of ``b``: the generalisation makes each pair of those one
+    variable, the same in both programs."""
+    if not (a.o.heap or a.c.heap or b.o.heap or b.c.heap):
+        return None
+    ca = _canonical(a, memo)
+    cb = _canonical(b, memo)
+    if ca is None or cb is None:
+        return None
+    keep_o = _same_objects(ca.o.heap, cb.o.heap)
+    keep_c = _same_objects(ca.c.heap, cb.c.heap)
+    for q in (ca, cb):
+        if not can_forget_lists_except(q.o, q.c, keep_o, keep_c, memo):
+            return None
+    for q in (ca, cb):
+        mapping: Dict[Term, Term] = {}
+        # (a name kept on one side only stays, opaque on the other: it is not matched there
+        # against any known object, and a later canonical naming refuses it -- see
+        # ``_canonical_side``)
+        for t in sorted(set(q.o.heap) | set(q.c.heap), key=repr):
+            if t not in keep_o and t not in keep_c:
+                counter[0] += 1
+                mapping[t] = (t[0], "f", counter[0])
+        for st, keep in ((q.o, keep_o), (q.c, keep_c)):
+            st.heap = {k: v for k, v in st.heap.items() if k in keep}
+            rename_lists(st, mapping, memo)
+    j = _Joiner(counter, ca.facts, cb.facts, a.epoch, b.epoch)
+    o = j.state(ca.o, cb.o)
+    c = j.state(ca.c, cb.c)
+    if any(_holds_canonical(x) or _holds_canonical(y) for x, y in j.memo):
+        return None
+    o.heap = keep_o
+    c.heap = keep_c
+    if keep_o:
+        gc_lists(o, memo)
+        gc_lists(c, memo)
+    facts = _joined_facts(ca.facts, cb.facts, a.epoch, b.epoch)
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
@@ -246,6 +412,9 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     kept = _join_keeping_lists(a, b, counter, memo)
     if kept is not None:
         return kept
+    aligned = _join_forgetting_aligned(a, b, counter, memo)
+    if aligned is not None:
+        return aligned
     # Known list contents would grow at each iteration: the joined state keeps only the known
     # objects both states hold alike (a function built before a loop, say).  (So the states
     # are only checked to allow forgetting the others, not copied to forget them.)
@@ -253,7 +422,7 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     keep_c = _same_objects(a.c.heap, b.c.heap)
     _forgettable(a, keep_o, keep_c, memo)
     _forgettable(b, keep_o, keep_c, memo)
-    j = _Joiner(counter, a.facts, b.facts)
+    j = _Joiner(counter, a.facts, b.facts, a.epoch, b.epoch)
     o = j.state(a.o, b.o)
     c = j.state(a.c, b.c)
     o.heap = keep_o
@@ -261,7 +430,7 @@ def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
     if keep_o or keep_c:
         gc_lists(o, memo)
         gc_lists(c, memo)
-    facts = {k: v for k, v in a.facts.items() if b.facts.get(k) == v}
+    facts = _joined_facts(a.facts, b.facts, a.epoch, b.epoch)
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
@@ -319,7 +488,7 @@ def _subst(p: Any, sigma: Dict[Term, Any]) -> Any:
 
 def _state_items(s: MState, names: List[str]) -> Tuple[Any, ...]:
     # (the heap is matched on its own, see ``instance``; the int first: the cheapest mismatch)
-    return (s.nalloc, tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
+    return (s.nalloc, s.nmeth, tuple(s.stack), tuple(s.vars.get(n, UNBOUND) for n in names), s.excinfo,
             tuple(s.ehstack))
 
 
@@ -365,6 +534,11 @@ def instance(general: Pair, p: Pair, memo: Memo, varmemo: VarMemo, kept: bool = 
     # occurrence binds it, every other must be equal to the same term), so matching them
     # before the heaps, with the substitution carried on, answers as matching all at once;
     # and most kept states fail here, before any copy or walk.
+    if general.epoch != p.epoch:
+        relabelled = _relabelled(general, p)
+        if relabelled is None:
+            return False
+        p = relabelled
     if _named_canonically(general.o.heap) or _named_canonically(general.c.heap):
         # (known lists a generalisation kept through ``_join_keeping_lists`` are named
         # canonically; those ``join`` kept because both states held them alike are not)
@@ -618,8 +792,8 @@ class Explorer:
             escape_lists(c, [ec.key] + [get(name, UNBOUND) for name in self.cand.sorted_cells],
                          q.epoch, self.memo)
         q.epoch += 1
-        o.nalloc = 0
-        c.nalloc = 0
+        o.nalloc = c.nalloc = 0
+        o.nmeth = c.nmeth = 0
         # User code (a closure) may have rebound any cell.  (One term per name for both sides:
         # comparisons of the two states then find the same object.)
         if self.cellnames:

@@ -39,7 +39,8 @@ class Unsupported(Exception):
 class MState:
     """One program's machine state: position, value stack, variables, handled exception."""
 
-    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "heap")
+    __slots__ = ("pc", "stack", "vars", "excinfo", "ehstack", "nalloc", "unwinding", "heap",
+                 "nmeth")
 
     def __init__(self) -> None:
         self.pc = 0
@@ -49,6 +50,9 @@ class MState:
         # <=3.10: EXCEPT_HANDLER blocks (stack level, exc_info they saved)
         self.ehstack: List[Tuple[int, Term]] = []
         self.nalloc = 0  # lists built since the last effect (their identity terms)
+        # list methods bound since the last effect (their identity terms: counted apart from
+        # the lists, so that binding one does not rename the lists built after it)
+        self.nmeth = 0
         self.unwinding: Optional[Term] = None  # exception leaving the function
         # Contents of the exact lists this program built that no user code can have seen yet
         # (see "Lists" below).  A list term absent from it is opaque: its contents are only
@@ -64,13 +68,14 @@ class MState:
         s.excinfo = self.excinfo
         s.ehstack = self.ehstack.copy()
         s.nalloc = self.nalloc
+        s.nmeth = self.nmeth
         s.unwinding = self.unwinding
         s.heap = self.heap.copy()
         return s
 
     def shape(self) -> Tuple[Any, ...]:
         return (tuple(self.stack), tuple(sorted(self.vars.items())), self.excinfo,
-                tuple(self.ehstack), self.nalloc, self.unwinding,
+                tuple(self.ehstack), self.nalloc, self.nmeth, self.unwinding,
                 tuple(sorted(self.heap.items(), key=repr)))
 
 
@@ -267,8 +272,20 @@ def _decide(base: Term, ins: Instr) -> Event:
 # the code's term and their attributes (those MAKE_FUNCTION sets, ``__name__``, ``__qualname__``)
 # sorted by name.  Setting one of those attributes while the function is known (the fallback
 # does, after its ``def``) changes the contents, running no user code.
+#
+# A list's bound ``append``/``extend`` (``LOAD_ATTR`` on an exact list) is kept the same way, as
+# ``("meth", epoch, k)`` with contents ``(name, receiver)``: each binding makes a new object, and
+# it is one -- the same object wherever the term is -- so what user code can tell of it (its
+# receiver, which method, and identity: ``m is m2``) is what ``observe`` compares, with the
+# aliasing among everything observed at once.  Calling it while it is known is ``LIST_APPEND``
+# / ``LIST_EXTEND`` on its receiver.  Handed to user code (an effect's operand, an attribute
+# set, a cell) it escapes like a list, and its receiver with it (``m.__self__``): from then on
+# user code may call it at any effect, which is an effect on a list both programs hold alike,
+# and the program's own calls of it are effects compared as usual.  Binding it runs no user
+# code (``list`` is exact, its methods fixed), so when it is bound does not matter, only which
+# list it is bound to -- and that is its receiver term, fixed at binding.
 
-_HEAP_KINDS = ("list", "dict", "func")
+_HEAP_KINDS = ("list", "dict", "func", "meth")
 
 
 def is_list(t: Any) -> bool:
@@ -652,7 +669,7 @@ _NAME_OPS = ("STORE_NAME", "LOAD_NAME", "DELETE_NAME")
 _EXC_SLOTS = ("__context__", "__traceback__")
 
 
-# A bound method of a list, set or str built here, ``("method", name, receiver)``, stands for a
+# A bound method of a set or str built here, ``("method", name, receiver)``, stands for a
 # new object each time it is made, but its term does not tell two of them apart: it may only be
 # called (``method_escapes`` says where it is used otherwise).  Likewise the fallback's
 # ``zip(keys, values)``, ``("zip", keys, values)``, which only ``dict()`` may take.
@@ -815,8 +832,11 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int, facts: Dict[Ter
     elif op == "LOAD_ATTR" and stack:
         obj = stack[-1]
         if is_list(obj) and arg in ("append", "extend"):
-            # The bound method of an exact list: calling it is LIST_APPEND / LIST_EXTEND.
-            _list_done(st, 1, (("method", arg, obj),))
+            # A new bound method of an exact list (see "Lists" above).
+            meth = ("meth", epoch, st.nmeth)
+            st.nmeth += 1
+            heap[meth] = (const_term(arg), obj)
+            _list_done(st, 1, (meth,))
             return None
         if arg in _EXC_SLOTS and is_exception(obj):
             # The fallback re-enters a handler with ``raise e`` after saving e.__context__ and
@@ -1724,10 +1744,11 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
                 raise Unsupported("keyword names are not a constant tuple")
             items = items[:-1]
         fn, args = _call_parts(items, null_slot)
-        if fn[0] == "method" and len(fn) == 3 and is_list(fn[2]):
+        bound = _known_list_method(fn, st.heap)
+        if bound is not None:
             if len(args) != 1 or names:
-                raise Unsupported("list.%s called with %d arguments" % (fn[1], len(args)))
-            return _list_method_call(st, ins, fn[1], fn[2], args[0], n)
+                raise Unsupported("list.%s called with %d arguments" % (bound[0], len(args)))
+            return _list_method_call(st, ins, bound[0], bound[1], args[0], n)
         if fn[0] == "method" and fn[1] == "add" and is_set(fn[2]) and not names \
                 and len(args) == 1:
             return _effect(st, ins, ("set_add", fn[2], args[0]), n, 0,
@@ -1776,8 +1797,8 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             names = tuple(const_value(k)[1] for k in contents[0::2])
             kwvals = contents[1::2]
             kw = None
-        if kw is None and posargs[0] == "tuple" and fn[0] != "builtin" and not (
-                fn[0] == "method" and len(fn) == 3 and is_list(fn[2])):
+        if kw is None and posargs[0] == "tuple" and fn[0] != "builtin" \
+                and _known_list_method(fn, st.heap) is None:
             # ``f(*(a, b))`` with a known tuple is the call ``f(a, b)``: the compiler itself
             # writes a call with very many arguments this way (3.11+: over 30 stack items).
             return _effect(st, ins, ("call", fn, tuple(posargs[1]) + kwvals, names), n, 1)
@@ -1938,6 +1959,21 @@ def _import_helper(side: "Side", contents: Tuple[Any, ...]) -> Optional[str]:
     return module
 
 
+def _known_list_method(fn: Term, heap: Dict[Term, Tuple[Term, ...]]
+                       ) -> Optional[Tuple[str, Term]]:
+    """``(name, list)`` when ``fn`` is a known bound ``append``/``extend`` of an exact list."""
+    if fn[0] != "meth" or len(fn) != 3:
+        return None
+    contents = heap.get(fn)
+    if contents is None:
+        return None  # (escaped: user code holds it, a call is an ordinary effect)
+    name, lst = contents
+    ok, value = const_value(name)
+    if ok and value in ("append", "extend") and is_list(lst):
+        return value, lst
+    return None
+
+
 def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: int) -> Optional[Event]:
     """``lst.append(v)`` / ``lst.extend(v)`` on an exact list: what LIST_APPEND / LIST_EXTEND do
     (same effect key when it is an effect), except that the call also pushes ``None``."""
@@ -1950,6 +1986,12 @@ def _list_method_call(st: MState, ins: Instr, name: str, lst: Term, v: Term, n: 
         _advance(st)
         return None
     return _effect(st, ins, ("list_" + name, lst, v), n, 0, lambda s, r: s.stack.append(none))
+
+
+def _is_str_const(t: Term) -> bool:
+    """A str constant: ``format(t, '')`` is ``t`` itself (``str.__format__`` with an empty spec
+    returns an exact str unchanged), running no user code."""
+    return t[0] == "const" and t[1] == "str"
 
 
 def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, epoch: int) -> Any:
@@ -1982,7 +2024,8 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, e
         if name == "tuple" and is_list(x) and x in st.heap:
             pure(("tuple", st.heap[x]))
             return None
-        if name == "tuple" and x[0] == "list":
+        if name == "tuple" and is_list(x):
+            # (an opaque list, or a loop's variable standing for exact lists: LIST_TO_TUPLE)
             return _effect(st, ins, ("list_to_tuple", x), n, 1)
     if len(args) == 2:
         if name == "isinstance" and is_exception(args[0]):
@@ -1990,8 +2033,14 @@ def _builtin_call(st: MState, ins: Instr, name: str, args: List[Term], n: int, e
         if name == "issubclass" and args[0][0] == "typeof":
             return _effect(st, ins, ("exc_match", args[0][1], args[1]), n, 1, bool_result=True)
         if name == "format":
+            if args[1] == _EMPTY_STR and _is_str_const(args[0]):
+                pure(args[0])  # (as FORMAT of a str constant without a spec, below)
+                return None
             return _effect(st, ins, ("format", -1, args[0], args[1]), n, 1)
     if len(args) == 1 and name == "format":
+        if _is_str_const(args[0]):
+            pure(args[0])
+            return None
         return _effect(st, ins, ("format", -1, args[0], _EMPTY_STR), n, 1)
     if len(args) == 1 and name in _CONVERSIONS:
         # str(x), repr(x), ascii(x): what the f-string conversions call (PyObject_Str...).
