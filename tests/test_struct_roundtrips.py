@@ -659,6 +659,143 @@ def f(obj, log):
         log.append("finally")
 """, "f", [(types.SimpleNamespace(close=lambda: 1), []), (None, []),
            (types.SimpleNamespace(close=lambda: 1 // 0), [])], ALL),
+    # T4: 3.10+ rotated ``while c:`` whose ``continue`` back to the guard follows an ``if``
+    # that returns (_markupbase.ParserBase._parse_doctype_subset; 3.10-3.13 "loop with
+    # several break targets").
+    "while_continue_to_guard_after_return_test": (r"""
+def f(text, log):
+    j, n = 0, len(text)
+    while j < n:
+        c = text[j]
+        if c == '<':
+            if text[j:j + 2] == '<!':
+                if j > 5:
+                    return j
+                j += 2
+                continue
+            j += 1
+        elif c == '%':
+            log.append(j)
+        j += 1
+    return -1
+""", "f", [("a<!b%c<d", []), ("", []), ("abcdef<!", []), ("%<%<!", [])], ALL),
+    # T4: ``break`` after an ``if`` of its own, twice, where the loop ends the function:
+    # 3.10+ copy the ``return None`` into each break's code (html.parser.HTMLParser.goahead;
+    # "loop with several break targets").
+    "breaks_after_ifs_into_return_copies": (r"""
+def f(text, log, strict):
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '<':
+            log.append('tag')
+        elif text[i] == '#':
+            if strict:
+                log.append('ref')
+            else:
+                if ';' in text[i:]:
+                    log.append('semi')
+                break
+        elif text[i] == '&':
+            if strict:
+                if text[i:] == '&':
+                    log.append('last')
+                break
+        i += 1
+""", "f", [("<a#b;", [], False), ("<a#b", [], False), ("<#&", [], True), ("<&x", [], True),
+           ("&", [], True), ("", [], True), ("<<&", [], False)], ALL),
+    # T4: a rotated ``while c:`` whose ``continue`` jumps back to the guard, beside a
+    # ``break`` after an ``if`` of its own and a ``return`` (html.parser.HTMLParser.goahead,
+    # 3.10-3.13: the guard's test was read as a loop with several break targets).
+    "while_continue_to_guard_break_after_if": (r"""
+def f(text, log, strict):
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '<':
+            log.append('tag')
+        elif text[i] == '#':
+            if strict:
+                i += 2
+                continue
+            else:
+                if ';' in text[i:]:
+                    log.append('semi')
+                break
+        elif text[i] == '&':
+            if strict:
+                i += 1
+                continue
+            return i
+        else:
+            assert text[i] != '!', 'bang'
+        i += 1
+    log.append(text[i:])
+    return log
+""", "f", [("<a#b;", [], False), ("<a#b", [], False), ("<#&", [], True), ("<&x", [], True),
+           ("&", [], False), ("", [], True), ("<<!", [], False), ("#x#", [], True)], ALL),
+    # T4: the same with a ``break`` that skips the inner loop's ``else`` clause
+    # (idlelib.pyparse.Parser._study1, 3.10-3.13).
+    "while_continue_to_guard_break_past_else": (r"""
+def f(text, log):
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        i += 1
+        if ch == '"' or ch == "'":
+            while i < n:
+                ch = text[i]
+                i += 1
+                if ch == '\n':
+                    if not log:
+                        break
+                    log.append('nl')
+                    continue
+                if ch == '\\':
+                    i += 1
+                    continue
+            else:
+                if i > 3:
+                    log.append('unclosed')
+    return i, log
+""", "f", [('a"b\\"c', []), ('"x\ny', []), ('"x\ny', ["l"]), ("'ab", []), ("", []),
+           ("'\\", [])], ALL),
+    # T4: ``while True:`` left by breaks after code of their own, one of them after a store
+    # that shares its block with the copy of ``return line`` (codecs.StreamReader.readline,
+    # 3.10-3.15: "loop with several break targets").
+    "while_true_breaks_into_cut_return_copies": (r"""
+def f(lines, keepends, log):
+    line = None
+    while True:
+        log.append(len(lines))
+        if lines:
+            if len(lines) > 1:
+                line = lines[0]
+                if not keepends:
+                    line = line.strip()
+                break
+            if lines[0] != lines[0].strip():
+                if keepends:
+                    log.append('keep')
+                else:
+                    line = lines[0].strip()
+                break
+        lines.append(' x ')
+    return line
+""", "f", [(["a", "b"], True, []), (["a", "b"], False, []), ([" a "], True, []),
+           ([" a "], False, []), (["a"], True, []), ([], False, [])], ALL),
+    # T8: ``while True:`` whose only way out is a ``return`` from a ``for`` in it: the return
+    # path pops the for's iterator, so it is no code after the loop (the structurer popped
+    # an empty stack: lib2to3.pgen2.parse.Parser.addtoken, IndexError, 3.9-3.15).
+    "while_true_left_by_return_from_for": (r"""
+def f(rows, states, log):
+    while True:
+        for row in rows:
+            if row == states[0]:
+                while states and states[-1] == row:
+                    log.append(states.pop())
+                return False
+        states.insert(0, rows[0])
+        log.append('round')
+""", "f", [([1, 2], [2, 2], []), ([1, 2], [3], []), ([1], [1, 0, 1], [])], ALL),
     # Two ``return`` statements in a ``while True`` inside a ``try/finally``: each leaves
     # through its own ``finally`` copy (3.8: CALL_FINALLY), outside the body's handler, so both
     # were taken for ``break`` targets (asyncio's _sendfile_fallback, distutils.spawn).

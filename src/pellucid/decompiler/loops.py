@@ -238,7 +238,10 @@ class LoopBuilder:
         # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
         leaving = {s for s in kept if not _break_jump(s, body)
                    and _leaving_region(s, body, header, self.cfg.block_at)}
-        if leaving and (header.last.op == "FOR_ITER" or kept - leaving):
+        if leaving and (header.last.op == "FOR_ITER" or kept - leaving
+                        or any(self._deeper_than(s, header) for s in leaving)):
+            # (a path that starts with more on the stack than the loop's head, a ``for``
+            # iterator of the body's, is no ``break``: ``return`` from a nested ``for``)
             kept -= leaving
         elif leaving:
             # ... but not when it is entered only from inside a loop nested in the body: a
@@ -250,6 +253,11 @@ class LoopBuilder:
                     inner |= self.cfg.loop_body(h)
             kept -= {s for s in leaving if all(p in inner for p in s.preds if p in body)}
         return kept
+
+    def _deeper_than(self, block: Block, header: Block) -> bool:
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        here, there = depths.get(block.instrs[0].offset), depths.get(header.instrs[0].offset)
+        return here is not None and there is not None and here > there
 
     def _unwinding_jump(self, block: Block, body: FrozenSet[Block]) -> bool:
         """``block`` leaves a ``with``/``finally`` of the body (its ``__exit__`` call or the
@@ -486,6 +494,36 @@ class LoopBuilder:
                     return normal
                 if len(staying) == 1 and normal is None:
                     return next(iter(staying))
+        # 3.10+ copy a lone ``return None`` after the loop into each ``break`` that also
+        # follows code of its own (``if c: pass`` then ``break``): each break's own code ends
+        # only in copies of the loop's normal exit.
+        copies: Set[Block] = set()
+        for b in breaks:
+            own_ends = self._own_terminal_ends(b, body)
+            if not own_ends:
+                break
+            copies |= own_ends
+        else:
+            # (a copy may follow the break's last statement in its block: ``line = x`` then
+            # the ``return line`` copy; it is cut there, see ``run_block``)
+            whole = sorted((e for e in copies if normal is None or same_code(
+                e, past_lone_jumps(normal))), key=lambda b: (len(b.instrs), b.start))
+            want = tail_code(whole[0]) if whole and not whole[0].succs else None
+            cut_at: Dict[Block, int] = {}
+            for e in copies:
+                if want is None or same_code(e, whole[0]):
+                    continue
+                k = next((k for k in range(1, len(e.instrs)) if tail_code(e, k) == want), None)
+                if k is None:
+                    want = None
+                    break
+                cut_at[e] = k
+            if want is not None:
+                first = whole[0]
+                self.brk_copies[first] = frozenset(e for e in copies if e not in cut_at)
+                for e, k in cut_at.items():
+                    self.break_cuts[e] = (k, first)
+                return first
         raise StructureError("loop with several break targets")
 
     def _statement_break_target(self, exit_block: Block, body: FrozenSet[Block],
@@ -536,6 +574,28 @@ class LoopBuilder:
                 return None
             work.extend(b.succs)
         return next(iter(ends)) if len(ends) == 1 else None
+
+    def _own_terminal_ends(self, exit_block: Block, body: FrozenSet[Block]) -> Set[Block]:
+        """The blocks without successors that end every path of the code only ``exit_block``
+        reaches; empty if some path goes on elsewhere (back into the loop, or to shared code)."""
+        ends: Set[Block] = set()
+        seen: Set[Block] = set()
+        work = [exit_block]
+        while work:
+            b = work.pop()
+            if b in seen:
+                continue
+            if b in body or (b is not exit_block and not self.cfg.dominates(exit_block, b)):
+                return set()
+            seen.add(b)
+            if len(seen) > 64:
+                return set()
+            if not b.succs:
+                if b.last.op not in ("RETURN_VALUE", "RETURN_CONST"):
+                    return set()
+                ends.add(b)
+            work.extend(b.succs)
+        return ends
 
     def latch_test(self, header: Block, body: FrozenSet[Block]) -> Optional[Tuple[Block, Block]]:
         """3.10+ rotated ``while``: (latch block, normal exit) when the latch tests the condition."""
@@ -726,11 +786,19 @@ class LoopBuilder:
             # it is an ``if`` arm's way to its ``continue``, not a ``break``.)
             after_inner = past_lone_jumps(lt[1]) in extra or past_lone_jumps(lt[1]) is header
             exit_ = past_lone_jumps(lt[1])
+            near = frozenset(self.cfg.loop_body(header)) | clauses
+            # (a ``break`` goes to the loop's exit, or past its ``else`` clause: where that
+            # clause's own code goes on)
+            leave_to = {exit_, self._own_code_end(exit_, near)} - {None}
             if latches and all(self.cfg.dominates(inner, p) for p in latches) and all(
                     (x.last.op not in POP_JUMPS or not after_inner)
                     and all(s is header or s in extra
-                            or (not after_inner and _straight_to(s, exit_))  # (a ``break``)
-                            for s in x.succs)
+                            or (not after_inner and (any(_straight_to(s, t) for t in leave_to)
+                                or self._own_code_end(s, near) in leave_to))  # (a ``break``,
+                                # maybe after an ``if`` of its own)
+                            or _terminal_path(s)  # (``if c: return x`` before ``continue``)
+                            or bool(self._own_terminal_ends(s, near))  # (``if c: ...; break``
+                            for s in x.succs)                          # into a return copy)
                     and not (after_inner and any(p in clauses and p.last.op == "JUMP" and p.jump is x
                                                  for p in x.preds))
                     for x in extra):
