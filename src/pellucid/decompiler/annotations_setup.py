@@ -62,6 +62,33 @@ def _fold_store_then_annotation(stmts: List[ast.stmt]) -> bool:
     return False
 
 
+def join_stores_and_annotations(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``x = v`` then ``x: T`` -> ``x: T = v``, in place, in a module or class body whose
+    annotations are evaluated (before 3.14): the compiler writes the annotated assignment as
+    exactly those two (value, store, then ``__annotations__['x'] = T``), so the joined form is
+    the same code and reads as the source did (``lock: RLock = field(...)`` in a dataclass).
+
+    >>> body = ast.parse("x = 0; x: int").body
+    >>> [type(st).__name__ for st in join_stores_and_annotations(body)]
+    ['AnnAssign']
+    """
+    for block in _statement_lists(stmts):
+        k = 0
+        while k < len(block) - 1:
+            st, nxt = block[k], block[k + 1]
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name) and not getattr(st, "type_comment", None) \
+                    and isinstance(nxt, ast.AnnAssign) and nxt.value is None and nxt.simple \
+                    and isinstance(nxt.target, ast.Name) and nxt.target.id == st.targets[0].id:
+                joined = ast.AnnAssign(st.targets[0], nxt.annotation, st.value, 1)
+                for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_pos"):
+                    if attr in st.__dict__:
+                        setattr(joined, attr, st.__dict__[attr])
+                block[k:k + 2] = [joined]
+            k += 1
+    return stmts
+
+
 def keep_annotations_setup(stmts: List[ast.stmt], future_annotations: bool) -> List[ast.stmt]:
     """``stmts`` (a body that sets up ``__annotations__``) with an annotated statement in it.
 

@@ -1626,6 +1626,7 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
             stmts = drop_implicit_returns(stmts)
             from pellucid.decompiler import annotations_setup as ann
             if ann.sets_up_annotations(code, sub.instrs):
+                stmts = ann.join_stores_and_annotations(stmts)
                 stmts = ann.keep_annotations_setup(stmts, ann.future_annotations(code))
         if not code.co_flags & CO_OPTIMIZED:
             # (after the implicit returns are dropped: what it adds goes at the body's end)
