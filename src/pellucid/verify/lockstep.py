@@ -299,7 +299,6 @@ def _holds_canonical(t: Any) -> bool:
 def _canonical_side(st: MState, memo: Memo) -> bool:
     """Rename the known lists of ``st`` canonically, in place; False when that cannot be done
     soundly (an opaque list already has such a name)."""
-    gc_lists(st, memo)
     if not st.heap:
         return True
     # The program's own variables first: the two programs' observations agree on them, so their
@@ -313,6 +312,12 @@ def _canonical_side(st: MState, memo: Memo) -> bool:
     roots += [st.excinfo, tuple(st.ehstack), st.unwinding]
     found = reachable_lists(roots, st.heap, memo)
     heap = st.heap
+    # (what ``gc_lists`` would keep is what this walk found: the same roots, one walk less)
+    live = set(found)
+    for t in [t for t in heap if t not in live]:
+        del heap[t]
+    if not heap:
+        return True
     if len([t for t in found if t in heap]) != len(heap):
         return False  # (known lists reached only through truths: no canonical order)
     mapping: Dict[Term, Term] = {}
@@ -322,7 +327,8 @@ def _canonical_side(st: MState, memo: Memo) -> bool:
         if t in heap:
             n = count.get(t[0], 0)
             count[t[0]] = n + 1
-            mapping[t] = (t[0], _CANON, n)
+            if t[1] != _CANON or t[2] != n:
+                mapping[t] = (t[0], _CANON, n)  # (a list named so already keeps its name)
         elif t[1] == _CANON:
             return False
     rename_lists(st, mapping, memo)
