@@ -808,6 +808,10 @@ def _bodies(body: List[ast.stmt]) -> Iterator[List[ast.stmt]]:
 # --------------------------------------------------------------------------- helpers
 
 def _deleted_in(node: ast.AST) -> FrozenSet[str]:
+    if isinstance(node, _SIMPLE) and type(node) is not ast.Delete:
+        # (only a ``del`` statement's targets are in the Del context: no walk of the others,
+        # once per statement per round)
+        return _NONE
     return frozenset(n.id for n in all_nodes(node)
                      if type(n) is ast.Name and isinstance(n.ctx, ast.Del))
 
