@@ -913,6 +913,35 @@ def f(log, a, b):
             return
         log.append("wait")
 """, "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
+    # S4 (runpy.run_path): ``return <expr>`` in two withs inside a try/finally whose finally
+    # holds a try/except: the copy after the __exit__ calls returns the value at the end of
+    # its body and its clause, and it was spilled into a temporary read after the withs,
+    # unbound when an __exit__ suppresses.
+    "return_in_withs_in_try_finally_holding_try_except": (QUIET + r"""
+def f(log, x, suppress, c):
+    log.append(c)
+    try:
+        with Quiet(log, suppress) as t, Quiet(log):
+            log.append(t.suppress)
+            return [10 // x].copy()
+    finally:
+        try:
+            log.remove(c)
+        except ValueError:
+            pass
+""", "f", [([], 2, True, 1), ([], 0, True, 1), ([], 0, False, 1), ([], 2, True, "enter"),
+           ([], 0, False, "enter")], ALL),
+    "return_in_with_in_try_finally_holding_try_except": (QUIET + r"""
+def f(log, x, suppress, c):
+    try:
+        with Quiet(log, suppress):
+            return 10 // x
+    finally:
+        try:
+            log.remove(c)
+        except ValueError:
+            log.append("missing")
+""", "f", [([], 2, True, 1), ([], 0, True, 1), ([], 0, False, 1), ([], 2, True, "enter")], ALL),
 }
 
 METHOD_INPUTS_MORE = {
