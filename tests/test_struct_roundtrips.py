@@ -942,6 +942,26 @@ def f(log, x, suppress, c):
         except ValueError:
             log.append("missing")
 """, "f", [([], 2, True, 1), ([], 0, True, 1), ([], 0, False, 1), ([], 2, True, "enter")], ALL),
+    # idlelib.run.Executive.runcode (3.10+): a clause with a named exception whose arms each
+    # end in a copy of ``POP_EXCEPT; e = None; del e; return None`` (the function's end) read
+    # as the code after the handler's tests: the clause fell out of one arm into the code
+    # after the try (its else clause, written after it).
+    "named_clause_arms_end_in_return_none_copies": (r"""
+def f(log, x):
+    try:
+        if x is not None:
+            raise ZeroDivisionError(*x)
+        log.append('body')
+    except ZeroDivisionError as e:
+        if e.args:
+            ob = e.args[0]
+            if not isinstance(ob, int):
+                log.append('ob ' + str(ob))
+    except:
+        log.append('other')
+    else:
+        log.append('else')
+""", "f", [([], None), ([], ()), ([], (3,)), ([], ("s",)), ([], 5)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

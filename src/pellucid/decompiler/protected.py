@@ -1287,14 +1287,18 @@ class ProtectedBuilder:
         while rest:
             first = rest[0]
             if isinstance(first, ast.If) and isinstance(first.test, M.ExcMatch):
-                clauses.append(self._clause(first.test.value, first.body))
+                # (code after the test's ``if`` follows a clause that falls out of it too: the
+                # walk reads copies of one ending, ``POP_EXCEPT; return None``, in each arm
+                # as that ``if``'s follow: idlelib.run.Executive.runcode)
+                clauses.append(self._clause(first.test.value, _then(first.body, rest[1:])))
                 rest = list(first.orelse) + rest[1:]
                 continue
             if isinstance(first, ast.If) and isinstance(first.test, ast.UnaryOp) \
                     and isinstance(first.test.operand, M.ExcMatch):
                 # ``if not match: <other clauses>`` followed by this clause's body
                 clauses.append(self._clause(first.test.operand.value, rest[1:]))
-                rest = list(first.body) + list(first.orelse)
+                rest = (_then(first.body, rest[1:]) if not first.orelse else list(first.body)) \
+                    + list(first.orelse)
                 continue
             break
         if len(rest) == 1 and isinstance(rest[0], Reraise):
@@ -1588,6 +1592,13 @@ def _unguard_reraises(stmts: List[ast.stmt]) -> List[ast.stmt]:
                 and not st.orelse and i + 1 < len(stmts) and _ends_in_reraise(stmts[i + 1:]):
             return stmts[:i] + [ast.If(negate(st.test), _unguard_reraises(stmts[i + 1:]), [])]
     return stmts
+
+
+def _then(stmts: List[ast.stmt], after: List[ast.stmt]) -> List[ast.stmt]:
+    """``stmts`` and then ``after`` (a copy), unless ``stmts`` never goes on."""
+    if not after or _terminates(stmts) or (stmts and isinstance(stmts[-1], Reraise)):
+        return list(stmts)
+    return list(stmts) + copy.deepcopy(after)
 
 
 def _terminates(stmts: List[ast.stmt]) -> bool:
