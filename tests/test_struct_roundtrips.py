@@ -962,6 +962,32 @@ def f(log, x):
     else:
         log.append('else')
 """, "f", [([], None), ([], ()), ([], (3,)), ([], ("s",)), ([], 5)], ALL),
+    # idlelib.pyparse.Parser._study2: ``self.a, self.b = p, q`` evaluates both values before
+    # the first store; written as two assignments, an unbound ``q`` raised after ``self.a``
+    # was set.
+    "parallel_assignment_to_attribute_and_subscript": (r"""
+class Box:
+    pass
+
+G = []
+
+def f(log, i):
+    box = Box()
+    if i > 0:
+        q = i * 2
+    if i > 1:
+        r = -i
+    p = len(log)
+    try:
+        box.a, box.b = p, q
+        log.append(1)
+        log[0], box.c = q, r
+        log.append(2)
+        box.d, G[:] = r, [p]
+    finally:
+        log.append(sorted(vars(box).items()))
+    return log
+""", "f", [([], 0), ([], 1), ([], 2)], ALL),
 }
 
 METHOD_INPUTS_MORE = {
