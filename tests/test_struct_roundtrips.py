@@ -988,6 +988,22 @@ def f(log, i):
         log.append(sorted(vars(box).items()))
     return log
 """, "f", [([], 0), ([], 1), ([], 2)], ALL),
+    # (the same reading must leave alone the re-raise of an unmatched exception after a clause
+    # whose try statement returns everywhere: email._encoded_words.decode_b)
+    "clause_holding_try_that_returns_everywhere": (r"""
+def f(a, b, c):
+    n = len(a)
+    try:
+        return (10 // a[0], [b] if n else [])
+    except ZeroDivisionError:
+        try:
+            return (10 // b, [c])
+        except ZeroDivisionError:
+            try:
+                return (10 // c, [b, c])
+            except ZeroDivisionError:
+                return (a, [n])
+""", "f", [([1], 1, 1), ([0], 1, 1), ([0], 0, 1), ([0], 0, 0), ([], 0, 0)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -1595,8 +1595,10 @@ def _unguard_reraises(stmts: List[ast.stmt]) -> List[ast.stmt]:
 
 
 def _then(stmts: List[ast.stmt], after: List[ast.stmt]) -> List[ast.stmt]:
-    """``stmts`` and then ``after`` (a copy), unless ``stmts`` never goes on."""
-    if not after or _terminates(stmts) or (stmts and isinstance(stmts[-1], Reraise)):
+    """``stmts`` and then ``after`` (a copy), unless ``stmts`` never goes on (or ``after``
+    is the re-raise of an exception no clause matched, which no clause runs into)."""
+    if not after or _terminates(stmts) or (stmts and isinstance(stmts[-1], Reraise)) \
+            or any(isinstance(x, Reraise) for x in after):
         return list(stmts)
     return list(stmts) + copy.deepcopy(after)
 
