@@ -988,6 +988,28 @@ def f(log, i):
         log.append(sorted(vars(box).items()))
     return log
 """, "f", [([], 0), ([], 1), ([], 2)], ALL),
+    # _pyio.FileIO.readall (3.10, 3.12): a while True that no jump leaves, 3.10/3.12 copying
+    # the code after it into each break, one in an except clause after its POP_EXCEPT: read
+    # as the clause's return, that code ran with the exception still handled (its own
+    # exception got the handled one as context).
+    "while_true_break_in_clause_copied_return": (r"""
+def g(result):
+    return 10 // (len(result) - 2)
+
+def f(src):
+    result = []
+    while True:
+        try:
+            chunk = src.pop()
+        except IndexError:
+            if result:
+                break
+            return None
+        if not chunk:
+            break
+        result.append(chunk)
+    return g(result)
+""", "f", [([],), ([0],), ([1, 2],), ([0, 1, 2],), ([3],), ([0, 1],)], ALL),
     # (the same reading must leave alone the re-raise of an unmatched exception after a clause
     # whose try statement returns everywhere: email._encoded_words.decode_b)
     "clause_holding_try_that_returns_everywhere": (r"""
