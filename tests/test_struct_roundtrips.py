@@ -1026,6 +1026,24 @@ def f(a, b, c):
             except ZeroDivisionError:
                 return (a, [n])
 """, "f", [([1], 1, 1), ([0], 1, 1), ([0], 0, 1), ([0], 0, 0), ([], 0, 0)], ALL),
+    # inspect.isawaitable (3.10): ``a or b and c or d`` over several lines.  3.10 threads the
+    # ``and``'s jump into the ``or``'s only where their lines agree (else ``b.__bool__`` runs
+    # twice); with lines but no end lines, the recompiled ``and`` took the ``or``'s line.
+    "and_inside_or_over_several_lines": (r"""
+class B:
+    def __init__(self, log, v):
+        self.log, self.v = log, v
+    def __bool__(self):
+        self.log.append(self.v)
+        return bool(self.v)
+
+def f(log, a, b, c, d):
+    r = (B(log, a) or
+         B(log, b) and
+            B(log, c) or
+         B(log, d))
+    return r.v
+""", "f", [([], 1, 0, 0, 0), ([], 0, 0, 1, 1), ([], 0, 1, 0, 2), ([], 0, 2, 3, 0)], ALL),
 }
 
 METHOD_INPUTS_MORE = {
