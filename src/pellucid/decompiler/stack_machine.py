@@ -521,6 +521,8 @@ class StackMachine:
             if not isinstance(v, ast.expr) or isinstance(v, M.Marker) or getattr(v, "_copied", False) \
                     or id(v) in pending or sum(1 for x in stack if x is v) != 1:
                 return False
+        if getattr(values[0], "_seq", 0) > getattr(values[1], "_seq", 0):
+            return False  # (not computed in stack order: the tuple would evaluate them so)
         del stack[-2:]
         group = UnpackGroup(ast.Tuple([self.value(v) for v in values], ast.Load()), 2, None)
         stack.append(M.UnpackItem((group, 1)))
