@@ -484,7 +484,7 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
     candidates = [n for n in candidates if n in used]
     if not candidates:
         return []  # (most functions: no walk of the body)
-    bound = _bound_names(body)
+    bound = _bound_names(body, set(candidates))
     return [n for n in candidates if n not in bound]
 
 
@@ -497,12 +497,17 @@ _BINDS_NOTHING = frozenset([ast.Attribute, ast.Call, ast.Constant, ast.Load, ast
                             ast.keyword, ast.Return, ast.If, ast.BoolOp, ast.Slice, ast.Dict])
 
 
-def _bound_names(body: List[ast.stmt]) -> Set[str]:
+def _bound_names(body: List[ast.stmt], wanted: Optional[Set[str]] = None) -> Set[str]:
     """Names ``body`` binds in its own scope -- and, to be safe, the targets of comprehensions
     (3.12+ keeps an inlined comprehension's variables among the function's locals, though the
-    source binds them in the comprehension's scope)."""
+    source binds them in the comprehension's scope).
+
+    ``wanted``: the caller asks only which of these names are bound; the walk stops once a
+    plain name binding has been found for each (the set returned may then lack others).  It
+    begins with the first statement, where a function usually binds its locals."""
     bound: Set[str] = set()
-    work: List[ast.AST] = list(body)
+    work: List[ast.AST] = list(reversed(body))  # (popped from the end: the first statement first)
+    missing = set(wanted) if wanted else None
     append, extend, contexts = work.append, work.extend, CONTEXTS
     while work:
         node = work.pop()
@@ -513,6 +518,10 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
             # (the commonest node: its only child is its context, which binds nothing)
             if type(node.ctx) is not ast.Load:
                 bound.add(node.id)
+                if missing is not None and node.id in missing:
+                    missing.discard(node.id)
+                    if not missing:
+                        return bound
             continue
         if cls in _BINDS_NOTHING:
             pass  # the common nodes: none of the tests below applies, only their children count
