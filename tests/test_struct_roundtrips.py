@@ -913,6 +913,27 @@ def f(log, a, b):
             return
         log.append("wait")
 """, "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
+    # A class with annotations in a function of a module under ``from __future__ import
+    # annotations`` (_pyrepl._threading_handler.install_threading_hook): its body stores the
+    # annotations' text, so recompiled on its own (no future import) they are string literals,
+    # and on 3.14+ (which defers annotations otherwise) the recompiled source imports the future.
+    "future_annotations_class_in_function": (r"""
+from __future__ import annotations
+import dataclasses
+
+def f(log, factory):
+    @dataclasses.dataclass
+    class H:
+        lock: list[int] = dataclasses.field(default_factory=factory)
+        n: int = 0
+
+        def show(self, k: int = 1) -> tuple[int, ...]:
+            log.append(k)
+            return (self.n, len(self.lock), k)
+    h = H()
+    return (H.__annotations__, [(x.name, x.type) for x in dataclasses.fields(H)],
+            H.show.__annotations__, h.show(), h.show(2))
+""", "f", [([], list), ([], tuple)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

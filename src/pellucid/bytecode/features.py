@@ -193,6 +193,12 @@ PERCENT_FORMAT_AS_FSTRING = not any(
     i.opname.startswith("BINARY") for i in dis.get_instructions(
         compile("'%s' % (x,)", "<probe>", "eval")))
 
+#: Annotations of a class or module body are evaluated lazily, by a compiler-made
+#: ``__annotate__`` (PEP 649, 3.14+): only under ``from __future__ import annotations`` does such a
+#: body still set up ``__annotations__`` and store the annotations (as text) itself.
+DEFERRED_ANNOTATIONS = not any(i.opname == "SETUP_ANNOTATIONS" for i in dis.get_instructions(
+    compile("x: int", "<probe>", "exec")))
+
 # ---- compiler layouts no opcode tells (by version) --------------------------------------------
 
 #: ``while c: body`` is compiled as ``if c:`` around a loop that tests ``c`` again at its end

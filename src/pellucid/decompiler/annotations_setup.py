@@ -9,7 +9,7 @@ recompiled body would lack ``__annotations__``.  An annotated statement must be 
 """
 import ast
 import types
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 from pellucid.bytecode.features import AST_TRY_STAR
 
@@ -102,6 +102,28 @@ def keep_annotations_setup(stmts: List[ast.stmt], future_annotations: bool) -> L
         return stmts
     marker = ast.AnnAssign(ast.Name("__annotations__", ast.Store()), ast.Constant(None), None, 0)
     return list(stmts) + [ast.If(ast.Constant(None), [marker], [])]
+
+
+def spelled_annotation(text: str) -> Optional[ast.expr]:
+    """The expression whose annotation ``from __future__ import annotations`` stores as ``text``,
+    or None where the compiler would not write that expression back as the same text.
+
+    >>> ast.dump(spelled_annotation("list[int]").value)
+    "Name(id='list', ctx=Load())"
+    """
+    try:
+        parsed = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    from pellucid.decompiler.unparse import unparse
+    return parsed if unparse(ast.Expression(parsed)) == text else None
+
+
+def imports_future_annotations(code: types.CodeType) -> bool:
+    """``code`` is a module's code that says ``from __future__ import annotations`` (not only
+    compiled with the flag, which source would not repeat)."""
+    return bool(code.co_flags & 0x1000000) and "__future__" in code.co_names \
+        and any(isinstance(k, tuple) and "annotations" in k for k in code.co_consts)
 
 
 def future_annotations(code: types.CodeType) -> bool:

@@ -10,9 +10,10 @@ import os
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.bytecode.features import AST_TYPE_PARAMS, SUPER_ATTR_INSTRUCTION
+from pellucid.bytecode.features import AST_TYPE_PARAMS, DEFERRED_ANNOTATIONS, SUPER_ATTR_INSTRUCTION
 from pellucid.bytecode.imported_names import import_bound_names
 from pellucid.bytecode.normalize import shared_results
+from pellucid.decompiler.annotations_setup import future_annotations
 from pellucid.decompiler.annotate_host import annotate_host_tree, lazy_value_host_tree
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
@@ -44,6 +45,9 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str =
     pool = ConstantPool(const_tag)
     if is_module_code(code):
         return code_to_ast(code, consts=pool)
+    # 3.14+ compiles a class body's annotations eagerly (as the original under the annotations
+    # future did: text stored in ``__annotations__``) only under that future import too.
+    pool.future_annotations = DEFERRED_ANNOTATIONS and future_annotations(code)
     host = annotate_host_tree(code, pool) or lazy_value_host_tree(code, pool)
     if host is not None:
         return host, pool
@@ -63,6 +67,8 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str =
     declaration = _imports_declaration(code) if imports else None
     if declaration is not None:
         tree.body.append(declaration)
+    if pool.future_annotations:
+        tree.body.insert(0, ast.ImportFrom("__future__", [ast.alias("annotations", None)], 0))
     if _super_unoptimized(code):
         # 3.12+ compiles ``super().attr`` to LOAD_SUPER_ATTR (reading the __class__ cell
         # itself) unless the module names ``super`` at its top level; the original was compiled
