@@ -9,7 +9,7 @@ recompiled body would lack ``__annotations__``.  An annotated statement must be 
 """
 import ast
 import types
-from typing import Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from pellucid.bytecode.features import AST_TRY_STAR
 
@@ -117,6 +117,24 @@ def spelled_annotation(text: str) -> Optional[ast.expr]:
         return None
     from pellucid.decompiler.unparse import unparse
     return parsed if unparse(ast.Expression(parsed)) == text else None
+
+
+def spelled_annotations(annotations: Dict[str, ast.expr], code: types.CodeType,
+                        pool: Any) -> Optional[Dict[str, ast.expr]]:
+    """A function's ``annotations`` as written in its ``def``: where the source written imports
+    the annotations future (``pool.future_annotations``) and ``code`` was compiled under it,
+    the texts it stored become the expressions they spell; None where one has no such spelling.
+    Elsewhere ``annotations`` as they are (a text stays a string literal)."""
+    if not (pool.future_annotations and code.co_flags & 0x1000000):
+        return annotations
+    spelled = {}
+    for name, ann in annotations.items():
+        parsed = spelled_annotation(ann.value) \
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str) else None
+        if parsed is None:
+            return None
+        spelled[name] = parsed
+    return spelled
 
 
 def imports_future_annotations(code: types.CodeType) -> bool:

@@ -192,17 +192,11 @@ class FunctionBuilder:
         """Under ``from __future__ import annotations`` in the source written, the texts the
         flag stored as annotations become the expressions they spell (a string literal would be
         stored quoted)."""
-        if not (self.consts.future_annotations and stub.value.co_flags & 0x1000000):
-            return
-        from pellucid.decompiler.annotations_setup import spelled_annotation
-        spelled = {}
-        for name, ann in stub.annotations.items():
-            parsed = spelled_annotation(ann.value) \
-                if isinstance(ann, ast.Constant) and isinstance(ann.value, str) else None
-            if parsed is None:
-                raise StructureError("annotation of %s has no source under the annotations future"
-                                     % name)
-            spelled[name] = parsed
+        from pellucid.decompiler.annotations_setup import spelled_annotations
+        spelled = spelled_annotations(stub.annotations, stub.value, self.consts)
+        if spelled is None:
+            raise StructureError("an annotation of %s has no source under the annotations future"
+                                 % stub.value.co_name)
         stub.annotations = spelled
 
     def op_SET_FUNCTION_ATTRIBUTE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

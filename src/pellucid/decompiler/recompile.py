@@ -321,6 +321,14 @@ def _rename_fallback_defs(code: types.CodeType, names: Dict[str, Any]) -> types.
     and ``__qualname__`` assignments then change nothing)."""
     consts = tuple(_rename_fallback_defs(c, names) if isinstance(c, types.CodeType) else c
                    for c in code.co_consts)
+    # (3.15 qualifies a def's ``__annotate__`` by the def's name, ``f.<locals>.g.__annotate__``:
+    # it is a constant beside the def's code, and follows the def's renaming)
+    moved = {old.co_qualname + ".": new.co_qualname + "." for old, new in zip(code.co_consts, consts)
+             if isinstance(old, types.CodeType) and old.co_name in names
+             and getattr(old, "co_qualname", None) not in (None, getattr(new, "co_qualname", None))}
+    if moved:
+        consts = tuple(_moved_qualname(c, moved) if isinstance(c, types.CodeType) else c
+                       for c in consts)
     changes: Dict[str, Any] = {}
     if any(a is not b for a, b in zip(consts, code.co_consts)):
         changes["co_consts"] = consts
@@ -334,6 +342,13 @@ def _rename_fallback_defs(code: types.CodeType, names: Dict[str, Any]) -> types.
             # (a comprehension's '.0', written '__pellucid__0' in source)
             changes["co_varnames"] = args + code.co_varnames[len(args):]
     return code.replace(**changes) if changes else code
+
+
+def _moved_qualname(code: types.CodeType, moved: Dict[str, str]) -> types.CodeType:
+    for old, new in moved.items():
+        if code.co_qualname.startswith(old):
+            return code.replace(co_qualname=new + code.co_qualname[len(old):])
+    return code
 
 
 def find_nested_code(code: types.CodeType, name: str) -> Optional[types.CodeType]:
