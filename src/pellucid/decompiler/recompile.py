@@ -45,12 +45,12 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str =
     pool = ConstantPool(const_tag)
     if is_module_code(code):
         return code_to_ast(code, consts=pool)
-    # 3.14+ compiles a class body's annotations eagerly (as the original under the annotations
-    # future did: text stored in ``__annotations__``) only under that future import too.
-    pool.future_annotations = DEFERRED_ANNOTATIONS and future_annotations(code)
     host = annotate_host_tree(code, pool) or lazy_value_host_tree(code, pool)
     if host is not None:
         return host, pool
+    # 3.14+ compiles a class body's annotations eagerly (as the original under the annotations
+    # future did: text stored in ``__annotations__``) only under that future import too.
+    pool.future_annotations = DEFERRED_ANNOTATIONS and future_annotations(code)
     tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
     fn = at_first_line(tree.body[0], code)
     if keep_locals:
