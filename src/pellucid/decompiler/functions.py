@@ -184,7 +184,20 @@ class FunctionBuilder:
                 v = stack.pop()
                 if flag != 8:
                     stub.set_attribute(flag, v)
+        if arg & 4:
+            self._spell_future_annotations(stub)
         stack.append(stub)
+
+    def _spell_future_annotations(self, stub: FunctionStub) -> None:
+        """Under ``from __future__ import annotations`` in the source written, the texts the
+        flag stored as annotations become the expressions they spell (a string literal would be
+        stored quoted)."""
+        from pellucid.decompiler.annotations_setup import spelled_annotations
+        spelled = spelled_annotations(stub.annotations, stub.value, self.consts)
+        if spelled is None:
+            raise StructureError("an annotation of %s has no source under the annotations future"
+                                 % stub.value.co_name)
+        stub.annotations = spelled
 
     def op_SET_FUNCTION_ATTRIBUTE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         func = stack.pop()
@@ -196,8 +209,11 @@ class FunctionBuilder:
             if not is_annotate(v):
                 raise StructureError("__annotate__ is not a compiler-made annotation function")
             func.annotations = function_annotations(self, v)
+            self._spell_future_annotations(func)
         elif arg != 8:
             func.set_attribute(arg, v)
+            if arg == 4:
+                self._spell_future_annotations(func)
         stack.append(func)
 
     # -- nested code ----------------------------------------------------------------------------

@@ -1146,14 +1146,12 @@ class StackMachine:
         if self.code.co_flags & 0x1000000:  # ``from __future__ import annotations``: stored as text
             if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):
                 return None
-            try:
-                parsed = ast.parse(ann.value, mode="eval").body
-            except SyntaxError:
-                return None
-            from pellucid.decompiler.unparse import unparse
-            if unparse(ast.Expression(parsed)) != ann.value:
-                return None  # the compiler would not write this text back the same way
-            ann = parsed
+            if self.consts.future_annotations:
+                from pellucid.decompiler.annotations_setup import spelled_annotation
+                parsed = spelled_annotation(ann.value)
+                if parsed is None:
+                    return None  # the compiler would not write this text back the same way
+                ann = parsed
         return ast.AnnAssign(ast.Name(key.value, ast.Store()), ann, None, 1)
 
     def op_DELETE_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
