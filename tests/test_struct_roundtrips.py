@@ -1107,6 +1107,22 @@ def f(log, factory):
     return (H.__annotations__, [(x.name, x.type) for x in dataclasses.fields(H)],
             H.show.__annotations__, h.show(), h.show(2))
 """, "f", [([], list), ([], tuple)], ALL),
+    # The with body's values are saved before its statements run: on 3.11+ ``q, k = a(), b()``
+    # in a ``with`` became ``k = b()`` then ``q = a()`` (refused; the fallback was used), the
+    # floor counting the entered value the body's first instruction pops.
+    "with_body_two_name_assignment_in_order": (QUIET + r"""
+def f(log, n, suppress):
+    def a():
+        log.append("a")
+        return n
+    def b():
+        log.append("b")
+        return 10 // n
+    with Quiet(log, suppress):
+        q, k = a(), b()
+        log.append((q, k))
+    return log
+""", "f", [([], 2, False), ([], 0, True), ([], 0, False)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

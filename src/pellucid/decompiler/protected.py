@@ -378,7 +378,16 @@ class ProtectedBuilder:
         inner = Ctx(ctx.loop, region, level)
         self._level_ctxs()[level] = ctx
         self._absorb[level] = "with"
-        body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
+        # The body's first instruction consumes the entered value (its ``as`` target, or a
+        # POP_TOP): what the body then pushes is its own, to be saved before its statements run
+        # (the floor ``compound`` set counts that value, so the slot it left was below it:
+        # ``q, k = a(), b()`` in a ``with`` was written ``k = b()`` first on 3.11+).
+        saved_floor = self.floor
+        self.floor = min(self.floor, len(stack) - 1)
+        try:
+            body, end_stack, end = self.walk(block, list(stack), inner, stop, first=block)
+        finally:
+            self.floor = saved_floor
         if end_stack is not None:
             body, end_stack, end = self.finish_region_body(body, end_stack, stack[:-1], end, ctx, stop,
                                                            region)
