@@ -913,6 +913,29 @@ def f(log, a, b):
             return
         log.append("wait")
 """, "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
+    # ``return`` in a ``try/except`` inside a ``try/finally`` whose body ends in an ``if``:
+    # 3.10+ copy the return into each arm of that ``if`` in the return path's finally copy,
+    # which hid the copy ("branches of an if meet nowhere", 3.12+ "an except clause goes on
+    # where the try statement does not"; asyncio.proactor_events' ``_loop_reading``).
+    "return_in_try_except_in_finally_ending_with_if": (r"""
+def f(log, fut, closing, n):
+    length = -1
+    try:
+        if fut is not None:
+            length = fut
+            if length == 0:
+                return
+            log.append("data %d" % length)
+        if closing:
+            return
+        log.append(10 // n)
+    except ZeroDivisionError as exc:
+        log.append(type(exc).__name__)
+    finally:
+        if length > -1:
+            log.append(length)
+""", "f", [([], None, False, 1), ([], None, True, 1), ([], 0, False, 1), ([], 3, False, 0),
+           ([], 3, True, 0), ([], 2, False, 5)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

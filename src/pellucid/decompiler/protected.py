@@ -120,6 +120,8 @@ class ProtectedBuilder:
         trial = self._exit_path(block, ctx, stack)
         if trial is None:
             return False
+        # (3.10+ copy the return into each arm of an ``if`` that ends the finally copy)
+        trial = _factor_terminal_tail(trial)
         body = list(trial)
         _strip_unwinding(body)  # (leaving an enclosing clause on the way: its POP_EXCEPT)
         body = _fold_spilled_return(self._drop_outer_copies(body, ctx.exc))
