@@ -936,6 +936,53 @@ def f(log, fut, closing, n):
             log.append(length)
 """, "f", [([], None, False, 1), ([], None, True, 1), ([], 0, False, 1), ([], 3, False, 0),
            ([], 3, True, 0), ([], 2, False, 5)], ALL),
+    # ``for ... else: continue`` then ``break`` in a ``for`` loop with an ``else`` clause:
+    # the inner loop's ``break`` path pops its iterator and jumps to the outer loop's, which
+    # pops the outer iterator: that jump's target, not the inner ``break`` path, is the outer
+    # loop's follow (IndexError popping the iterator: multiprocessing.pool's _handle_tasks).
+    "for_else_continue_then_break_in_for_else": (r"""
+def f(log, seqs):
+    for seq in seqs:
+        for t in seq:
+            if t < 0:
+                break
+            log.append(t)
+        else:
+            log.append("else")
+            continue
+        break
+    else:
+        log.append("sentinel")
+    log.append("end")
+""", "f", [([], []), ([], [[1, 2], [3]]), ([], [[1, -1, 2], [3]]), ([], [[], [-2]])], ALL),
+    # ... the same in a ``try/finally``, the ``else`` clause's ``continue`` after an ``if``:
+    # its path (the ``finally`` copy, then the jump back) is where the ``if``'s arms meet,
+    # entered from both ("loop else-clause does not rejoin the loop's follow").
+    "for_else_if_continue_in_try_finally_then_break": (r"""
+def f(log, seqs, set_length):
+    for seq in seqs:
+        task = None
+        try:
+            for task in seq:
+                if task < 0:
+                    break
+                try:
+                    log.append(10 // task)
+                except ZeroDivisionError as e:
+                    log.append(type(e).__name__)
+            else:
+                if set_length:
+                    log.append(("len", task))
+                continue
+            break
+        finally:
+            log.append(("fin", task))
+            task = seq = None
+    else:
+        log.append("sentinel")
+    log.append("end")
+""", "f", [([], [], True), ([], [[1, 0], [3]], True), ([], [[1, 0], [3]], False),
+           ([], [[1, -1, 2], [3]], True), ([], [[], [-2]], False)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

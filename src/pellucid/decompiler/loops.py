@@ -852,9 +852,11 @@ class LoopBuilder:
         only_inner: Optional[Block] = None
         if inner:
             rest = exits - inner
-            if not rest and len(inner_targets) == 1:
+            if len(inner_targets) == 1 and (not rest or (
+                    rest == {normal} and next(iter(inner_targets)) is not normal)):
                 # every break is in such code: where they jump is the follow (with an ``else``
-                # clause, the normal exit is that clause's code)
+                # clause, the normal exit is that clause's code; ``for ... else: continue``
+                # then ``break`` in an inner loop is such code too)
                 follow = only_inner = next(iter(inner_targets))
             else:
                 follow = self._follow(rest, normal, ctx, body, stack)

@@ -215,9 +215,13 @@ class ProtectedBuilder:
         leaves enclosing ``try``/``with`` statements is read by them in turn."""
         if len(block.preds) != 1 and (self._absorb.get(ctx.exc) not in ("finally", "with")
                                       or ctx.region is None
-                                      or any(p not in ctx.region or p.last.op not in POP_JUMPS
-                                             for p in block.preds)):
-            return None  # (several jumps from a try body: ``if a or b: break``)
+                                      or any(p not in ctx.region for p in block.preds)
+                                      or not (all(p.last.op in POP_JUMPS for p in block.preds)
+                                              or self._statement_level(block, ctx))):
+            # (several jumps from a try body: ``if a or b: break``; or, at the statement's
+            # own stack depth, where an ``if`` in the body meets: ``if c: x`` then
+            # ``continue``, not the arms of a value such as ``return a if c else b``)
+            return None
         chain = self.handler_chain(block)
         # A path that starts with a ``try`` statement of its own (a ``finally`` copy holding
         # one) is walked from outside it, so that the statement is built.
@@ -252,6 +256,16 @@ class ProtectedBuilder:
             self._absorb[ctx.exc] = saved_absorb
             busy.discard((block, ctx.exc))
         return trial if st is None and trial else None
+
+    def _statement_level(self, block: Block, ctx: Ctx) -> bool:
+        """``block`` starts with the stack no deeper than any block of the region (no value
+        of an expression, whose arms may meet there, is on it)."""
+        if not ctx.region:
+            return False
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        inside = [depths.get(b.instrs[0].offset) for b in ctx.region]
+        here = depths.get(block.instrs[0].offset)
+        return here is not None and None not in inside and here <= min(inside)  # type: ignore[type-var]
 
     def _outer_finals(self, level: Optional[int], loop_only: bool) -> List[List[ast.stmt]]:
         """``finally`` bodies of the statements enclosing ``level``'s, innermost first: a
