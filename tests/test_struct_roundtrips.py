@@ -983,6 +983,29 @@ def f(log, seqs, set_length):
     log.append("end")
 """, "f", [([], [], True), ([], [[1, 0], [3]], True), ([], [[1, 0], [3]], False),
            ([], [[1, -1, 2], [3]], True), ([], [[], [-2]], False)], ALL),
+    # ``return v`` in a ``try/finally`` whose ``finally`` body ends in an ``if``: 3.10+ copy
+    # the return into each arm of that ``if`` in the path's finally copy, so the path did
+    # not read as the copy and the return; the ``if`` holding it met a nested try's return
+    # with its value spilled ("branches leave different values on the stack":
+    # unittest.case.TestCase.run).
+    "return_value_in_try_finally_ending_with_if": (r"""
+def f(log, skip, stop):
+    try:
+        if skip:
+            log.append("skip")
+            return log
+        log.append("start")
+        try:
+            log.append(10 // len(log))
+            return log
+        finally:
+            log.append("clear")
+    finally:
+        log.append("stop")
+        if stop is not None:
+            stop(log)
+""", "f", [([], True, None), ([], False, None), ([], True, list.reverse), ([1], False, list.reverse)],
+           ALL),
 }
 
 METHOD_INPUTS_MORE = {

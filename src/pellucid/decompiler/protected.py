@@ -341,6 +341,8 @@ class ProtectedBuilder:
         trial = self._exit_path(block, ctx, stack) if final is not None else None
         if trial is None or final is None:
             return None
+        # (3.10+ copy the return into each arm of an ``if`` that ends the finally copy)
+        trial = _factor_terminal_tail(trial)
         if len(trial) == 1 and isinstance(trial[0], ast.Try):
             # A ``finally`` copy that is a ``try`` statement ends each of its blocks with the
             # constant ``return`` after it (3.10+ copy it into the clauses): the copy, then
