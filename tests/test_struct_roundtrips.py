@@ -1006,6 +1006,25 @@ def f(log, skip, stop):
             stop(log)
 """, "f", [([], True, None), ([], False, None), ([], True, list.reverse), ([1], False, list.reverse)],
            ALL),
+    # ``break`` out of a ``try/finally`` in a ``while True`` that has no other way out: 3.10+
+    # copy the code after the loop (``return <value>``, computed after the ``finally``
+    # copy) into each ``break`` path, so the loop had no follow and the path read as neither
+    # a ``break`` nor a ``return`` ("branches of an if meet nowhere": subprocess.Popen._wait).
+    "while_true_break_in_try_finally_return_after_loop": (r"""
+def f(log, states):
+    while True:
+        if states.pop():
+            try:
+                if len(log) > 3:
+                    break
+                log.append(10 // len(states))
+                if states[-1] == 2:
+                    break
+            finally:
+                log.append("release")
+        log.append("sleep")
+    return len(log)
+""", "f", [([], [2, 0, 1]), ([], [0, 1, 1]), ([], [5, 1, 1, 1, 1, 1, 1]), ([], [1, 0, 1])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

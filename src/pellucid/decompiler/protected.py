@@ -358,8 +358,61 @@ class ProtectedBuilder:
         if isinstance(last, ast.Return):
             # Only a value computed before the finally copy belongs to ``return`` in the body;
             # ``return f()`` after the copy is code after the try statement.
-            return trial if _computed_before(last.value, before) else None
+            if _computed_before(last.value, before):
+                return trial
+            return self._break_to_copied_follow(block, ctx, stack, final)
         return trial if isinstance(last, (ast.Break, ast.Continue)) else None
+
+    def _break_to_copied_follow(self, block: Block, ctx: Ctx, stack: List[Any],
+                                final: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+        """``break`` out of a ``try/finally`` in a ``while`` loop that has no other way out,
+        whose code after the loop (ending the function) 3.10+ copied into the ``break`` path
+        after the ``finally`` copy: the copy and ``break``; the rest of ``block`` becomes the
+        loop's follow (see ``_build_while``), as for a ``with`` (``_exit_leaving_loop``).
+        ``None`` if ``block`` is no such path."""
+        loop = ctx.loop
+        if loop is None or loop.brk is not None or loop.header.last.op == "FOR_ITER" \
+                or block.succs or ctx.exc is None:
+            return None
+        ctxs = self._level_ctxs()
+        outside = ctxs.get(ctx.exc)
+        if outside is None or outside.loop is None or outside.loop.header is not loop.header:
+            return None
+        if outside.exc is not None:
+            # (the ``break`` would leave an enclosing statement in the loop too: its own copy
+            # would be read as code after the loop)
+            enclosing = ctxs.get(outside.exc)
+            if enclosing is None or (enclosing.loop is not None
+                                     and enclosing.loop.header is loop.header):
+                return None
+        want = [ast.dump(x) for x in final if not isinstance(x, ast.Pass)]
+        st = list(stack)
+        scratch: List[ast.stmt] = []
+        saved = self.save_state()  # type: ignore[attr-defined]
+        cut: Optional[int] = None
+        try:
+            for k, ins in enumerate(block.instrs):
+                if ins.target is not None or ins.op in TERMINAL:
+                    break
+                self.step(ins, st, scratch)  # type: ignore[attr-defined]
+                if len(st) == len(stack) and [ast.dump(x) for x in scratch] == want:
+                    cut = k + 1
+                    break
+        except (StructureError, IndexError):
+            cut = None
+        finally:
+            self.restore_state(saved)  # type: ignore[attr-defined]
+        if cut is None or cut >= len(block.instrs):
+            return None
+        part = partial_block(block, cut)
+        pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
+            "_pellucid_pending_follows", {})
+        known = pending.get(loop.header)
+        if known is None:
+            pending[loop.header] = (st, part)
+        elif tail_code(known[1]) != tail_code(part):
+            return None
+        return copy.deepcopy(final) + [ast.Break()]
 
     # -- building ---------------------------------------------------------------------------------
     def build_protected(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
