@@ -1025,6 +1025,20 @@ def f(log, states):
         log.append("sleep")
     return len(log)
 """, "f", [([], [2, 0, 1]), ([], [0, 1, 1]), ([], [5, 1, 1, 1, 1, 1, 1]), ([], [1, 0, 1])], ALL),
+    # S3 in a ``for`` loop: the ``break`` out of the ``with`` runs ``__exit__``, pops the
+    # iterator and then a copy of the code after the loop (3.10, 3.12); read as a ``return``
+    # after the ``with``, a suppressed exception ended the function instead of going on with
+    # the next item.
+    "for_with_suppressing_exit_break_return_after_loop": (QUIET + r"""
+def f(log, xs, suppress):
+    for x in xs:
+        with Quiet(log, suppress):
+            if x == "stop":
+                break
+            log.append(10 // x)
+    return len(log)
+""", "f", [([], [1, 0, 2], True), ([], [1, "stop", 2], True), ([], [1, 0], False), ([], [], True)],
+           ALL),
 }
 
 METHOD_INPUTS_MORE = {

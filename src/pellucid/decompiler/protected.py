@@ -325,13 +325,20 @@ class ProtectedBuilder:
         enclosing ``while`` loop, which ends the function: a ``break`` (3.10 copies that short
         ending to after the ``__exit__`` call of a ``break`` out of a ``with``)."""
         loop = ctx.loop
-        if loop is None or loop.brk is None or loop.header.last.op == "FOR_ITER" or not stack:
-            return False  # (a ``for`` loop's ``break`` also drops the iterator)
+        if loop is None or loop.brk is None or not stack:
+            return False
         after = self._after_exit_call(block, stack, len(stack) - 1)
         if after is None:
             return False
         code = tail_code(after[1])
-        return code is not None and code[-1][0] in ("RETURN_VALUE", "RAISE_VARARGS") \
+        if code is not None and loop.header.last.op == "FOR_ITER":
+            # A ``for`` loop's ``break`` also drops the iterator, right after the call
+            # (3.10, 3.12 copy the code after the loop there too).
+            if not after[0] or not isinstance(after[0][-1], M.Iterator) \
+                    or not code or code[0][0] != "POP_TOP":
+                return False
+            code = code[1:]
+        return bool(code) and code[-1][0] in ("RETURN_VALUE", "RAISE_VARARGS") \
             and code == tail_code(past_lone_jumps(loop.brk))
 
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
