@@ -1039,6 +1039,24 @@ def f(log, xs, suppress):
     return len(log)
 """, "f", [([], [1, 0, 2], True), ([], [1, "stop", 2], True), ([], [1, 0], False), ([], [], True)],
            ALL),
+    # ... with an ``else`` clause: the loop seemed to have no ``break`` (the copies end the
+    # function), so the clause's code and the code after it were one follow; the code after
+    # the clause is the copy's (construct cases with_inside_loop_break_continue,
+    # with_suppressing_exit_in_for_loop).
+    "for_else_with_suppressing_exit_break_return_after_loop": (QUIET + r"""
+def f(log, xs, suppress):
+    for x in xs:
+        with Quiet(log, suppress):
+            if x == "skip":
+                continue
+            if x == "stop":
+                break
+            log.append(10 // x)
+    else:
+        log.append("loop else")
+    return len(log)
+""", "f", [([], [1, 0, 2], True), ([], [1, "stop", 2], True), ([], ["skip", 0], True),
+           ([], [1, 0], False), ([], [], True)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -13,6 +13,7 @@ from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.protected import partial_block
 from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps, same_code
 
 
@@ -870,6 +871,13 @@ class LoopBuilder:
             if follow is not normal:
                 cuts = {}  # (the copies would be read as the else clause's code, inside the body)
                 follow = self._follow(exits, normal, ctx, body, stack)
+        else_cut: Optional[Tuple[Block, int]] = None
+        if follow is normal and normal is not None and only_inner is None and not cuts:
+            past = self._follow_past_else(body, normal)
+            if past is not None:
+                # (the clause's code and the copied code share a block: cut it there)
+                follow = partial_block(past[0], past[1]) if past[1] else past[0]
+                else_cut = (past[0], past[1]) if past[1] else None
         after_stack = stack[:-1]
         self.active_loops.add(header)
         for b, k in cuts.items():
@@ -892,10 +900,14 @@ class LoopBuilder:
         # not save a value it changes: ``else: a, x = x[:i], x[i:]``).
         saved_floor = self.floor
         self.floor = min(saved_floor, len(after_stack))
+        if else_cut is not None:
+            self.break_cuts[else_cut[0]] = (else_cut[1], follow)
         try:
             orelse = self._else_clause(normal, follow, after_stack, ctx, stop)
         finally:
             self.floor = saved_floor
+            if else_cut is not None:
+                del self.break_cuts[else_cut[0]]
         node: ast.stmt
         if it.is_async:
             node = ast.AsyncFor(target, it.value, body_s, orelse)
@@ -913,6 +925,50 @@ class LoopBuilder:
             # entered only from the body has not popped it: only FOR_ITER's exit has).
             return after_stack + [it], follow
         return after_stack, follow
+
+    def _follow_past_else(self, body: FrozenSet[Block], normal: Block) -> Optional[Tuple[Block, int]]:
+        """The code after a ``for`` loop's ``else`` clause, when the loop's only ``break``
+        paths pop the iterator and then run a copy of it (3.10, 3.12: a ``break`` out of a
+        ``with``, after the ``__exit__`` call), so the loop seemed to have no ``break``:
+        (block, index) on the straight way on from ``normal`` where that code starts.  ``None``
+        when there is no such block.  (With no other ``break``, the ``else`` clause and the
+        code after the loop run alike, so the choice is safe if the copy was a ``return``.)"""
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        level = depths.get(normal.instrs[0].offset)  # (the iterator popped: the loop's own)
+        if level is None:
+            return None
+
+        def at_level(b: Block, k: int) -> bool:
+            return depths.get(b.instrs[k].offset) == level
+
+        ends: List[List[Any]] = []
+        for c in {s for b in body for s in b.succs if s not in body}:
+            if c is normal or c.succs or any(p not in body for p in c.preds):
+                continue
+            for k in range(1, len(c.instrs)):
+                # (right after the iterator's pop: back at the loop statement's depth)
+                if c.instrs[k - 1].op == "POP_TOP" and at_level(c, k) \
+                        and depths.get(c.instrs[k - 1].offset) == level + 1:
+                    code = tail_code(c, k)
+                    if code and code[0][0] != "POP_TOP":  # (statements start after the pop)
+                        ends.append(code)
+        if not ends:
+            return None
+        node: Optional[Block] = normal
+        seen: Set[Block] = set()
+        while node is not None and node not in seen and node not in body and len(seen) < 8:
+            seen.add(node)
+            for k in range(0 if node is not normal else 1, len(node.instrs)):
+                if at_level(node, k) and tail_code(node, k) in ends:
+                    return node, k
+            last = node.last
+            if last.op == "JUMP":
+                node = node.jump
+            elif last.target is None and last.op not in _ENDS:
+                node = node.fallthrough
+            else:
+                return None
+        return None
 
     def _build_while(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],
                      ctx: Ctx, stop: FrozenSet[Block], out: List[ast.stmt],

@@ -217,7 +217,8 @@ class ProtectedBuilder:
                                       or ctx.region is None
                                       or any(p not in ctx.region for p in block.preds)
                                       or not (all(p.last.op in POP_JUMPS for p in block.preds)
-                                              or self._statement_level(block, ctx))):
+                                              or (self._absorb.get(ctx.exc) == "finally"
+                                                  and self._statement_level(block, ctx)))):
             # (several jumps from a try body: ``if a or b: break``; or, at the statement's
             # own stack depth, where an ``if`` in the body meets: ``if c: x`` then
             # ``continue``, not the arms of a value such as ``return a if c else b``)
@@ -259,9 +260,10 @@ class ProtectedBuilder:
 
     def _statement_level(self, block: Block, ctx: Ctx) -> bool:
         """``block`` starts with the stack no deeper than any block of the region (no value
-        of an expression, whose arms may meet there, is on it)."""
-        if not ctx.region:
-            return False
+        of an expression, whose arms may meet there, is on it), and no clause's end meets
+        the body there."""
+        if not ctx.region or any(i.op == "POP_EXCEPT" for p in block.preds for i in p.instrs):
+            return False  # (a with's suppression path meets its normal end there)
         depths = self._entry_depths()  # type: ignore[attr-defined]
         inside = [depths.get(b.instrs[0].offset) for b in ctx.region]
         here = depths.get(block.instrs[0].offset)
