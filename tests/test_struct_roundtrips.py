@@ -1057,6 +1057,22 @@ def f(log, xs, suppress):
     return len(log)
 """, "f", [([], [1, 0, 2], True), ([], [1, "stop", 2], True), ([], ["skip", 0], True),
            ([], [1, 0], False), ([], [], True)], ALL),
+    # ``break`` out of a ``try/finally`` in a ``for`` loop with code after the ``try``: the
+    # ``break`` path is the ``finally`` copy, the iterator's pop, then a copy of the code
+    # after the loop (3.10, 3.12+), which only a path in the loop's own try level was
+    # taken for ("branches of an if meet nowhere").
+    "for_break_in_try_finally_copied_follow": (r"""
+def f(log, items):
+    for x in items:
+        try:
+            if x is None:
+                break
+            log.append(10 // x)
+        finally:
+            log.append("release")
+        log.append("next")
+    return len(log)
+""", "f", [([], [1, 2]), ([], [1, None, 2]), ([], [1, 0, 2]), ([], [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -392,13 +392,23 @@ class LoopBuilder:
             return cuts
         chain = self.handler_chain  # type: ignore[attr-defined]
         for b in {s for x in body for s in x.succs if s not in body and s is not normal}:
-            # (a path leaving a try/with inside the body unwinds it first: not a plain break)
-            if any(p not in body or chain(p) != chain(b) for p in b.preds):
+            # (a path leaving a try/with inside the body unwinds it first: not a plain break;
+            # but a ``finally`` copy before the pop is the try's own ``break`` path)
+            if any(p not in body or (chain(p) != chain(b) and not self._leaves_finallys(p, b))
+                   for p in b.preds):
                 continue
             k = self._iterator_pop(b, stack)
             if k is not None and tail_code(b, k) == wanted:
                 cuts[b] = k
         return cuts
+
+    def _leaves_finallys(self, pred: Block, block: Block) -> bool:
+        """``block`` is outside ``try`` statements that ``pred`` is in (not ``with``s), and in
+        the same ones otherwise (a ``break`` out of them runs their ``finally`` copies)."""
+        inner, outer = self.handler_chain(pred), self.handler_chain(block)  # type: ignore[attr-defined]
+        n = len(inner) - len(outer)
+        return n > 0 and tuple(inner[n:]) == tuple(outer) and all(
+            self.handler_kind(h) == "try" for h in inner[:n])  # type: ignore[attr-defined]
 
     def _body_code_exits(self, exits: Set[Block], body: FrozenSet[Block], normal: Optional[Block],
                          stack: List[Any]) -> Tuple[Set[Block], Set[Block]]:
