@@ -1073,6 +1073,21 @@ def f(log, items):
         log.append("next")
     return len(log)
 """, "f", [([], [1, 2]), ([], [1, None, 2]), ([], [1, 0, 2]), ([], [])], ALL),
+    # ... and in a ``while c:`` loop: the break path is the ``finally`` copy, then a copy
+    # of the code after the loop, which here also ends normally.
+    "while_break_in_try_finally_copied_follow": (r"""
+def f(log, items):
+    while items:
+        try:
+            x = items.pop()
+            if x is None:
+                break
+            log.append(10 // x)
+        finally:
+            log.append("release")
+        log.append("next")
+    return len(log)
+""", "f", [([], [1, 2]), ([], [1, None, 2]), ([], [1, 0, 2]), ([], [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

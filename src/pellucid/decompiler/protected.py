@@ -374,14 +374,14 @@ class ProtectedBuilder:
 
     def _break_to_copied_follow(self, block: Block, ctx: Ctx, stack: List[Any],
                                 final: List[ast.stmt]) -> Optional[List[ast.stmt]]:
-        """``break`` out of a ``try/finally`` in a ``while`` loop that has no other way out,
-        whose code after the loop (ending the function) 3.10+ copied into the ``break`` path
-        after the ``finally`` copy: the copy and ``break``; the rest of ``block`` becomes the
-        loop's follow (see ``_build_while``), as for a ``with`` (``_exit_leaving_loop``).
+        """``break`` out of a ``try/finally`` in a ``while`` loop whose code after the loop
+        (ending the function) 3.10+ copied into the ``break`` path after the ``finally`` copy:
+        the copy and ``break``.  When the loop has no other way out, the rest of ``block``
+        becomes the loop's follow (see ``_build_while``), as for a ``with``
+        (``_exit_leaving_loop``); else it must be a copy of the follow's code.
         ``None`` if ``block`` is no such path."""
         loop = ctx.loop
-        if loop is None or loop.brk is not None or loop.header.last.op == "FOR_ITER" \
-                or block.succs or ctx.exc is None:
+        if loop is None or loop.header.last.op == "FOR_ITER" or block.succs or ctx.exc is None:
             return None
         ctxs = self._level_ctxs()
         outside = ctxs.get(ctx.exc)
@@ -414,6 +414,12 @@ class ProtectedBuilder:
         if cut is None or cut >= len(block.instrs):
             return None
         part = partial_block(block, cut)
+        if loop.brk is not None:
+            # (a loop that also ends otherwise: the rest must be a copy of its follow's code)
+            code = tail_code(part)
+            if not code or code != tail_code(past_lone_jumps(loop.brk)):
+                return None
+            return copy.deepcopy(final) + [ast.Break()]
         pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
             "_pellucid_pending_follows", {})
         known = pending.get(loop.header)
