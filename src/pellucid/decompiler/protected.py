@@ -223,6 +223,12 @@ class ProtectedBuilder:
             # own stack depth, where an ``if`` in the body meets: ``if c: x`` then
             # ``continue``, not the arms of a value such as ``return a if c else b``)
             return None
+        # (that meeting point only as a ``continue``/``break``: where the arms meet before
+        # the function's end, the body's normal end is there too, and the return after it
+        # is the code after the statement)
+        meeting = len(block.preds) != 1 and not all(p.last.op in POP_JUMPS for p in block.preds)
+        if meeting and ctx.loop is None:
+            return None
         chain = self.handler_chain(block)
         # A path that starts with a ``try`` statement of its own (a ``finally`` copy holding
         # one) is walked from outside it, so that the statement is built.
@@ -256,6 +262,8 @@ class ProtectedBuilder:
         finally:
             self._absorb[ctx.exc] = saved_absorb
             busy.discard((block, ctx.exc))
+        if meeting and not (trial and isinstance(trial[-1], (ast.Continue, ast.Break))):
+            return None
         return trial if st is None and trial else None
 
     def _statement_level(self, block: Block, ctx: Ctx) -> bool:
