@@ -1088,6 +1088,48 @@ def f(log, items):
         log.append("next")
     return len(log)
 """, "f", [([], [1, 2]), ([], [1, None, 2]), ([], [1, 0, 2]), ([], [])], ALL),
+    # Found by the third-party sweep (jinja2's Parser.subparse shape): in a while loop inside a
+    # try/finally, an ``elif`` whose code returns (through the finally's copy) beside an ``else``
+    # that raises.  The test is no break: it only leaves, so it is written inline -- it was read
+    # as the code after a ``break`` and the loop's normal exit did not rejoin it (fallback).
+    "while_in_try_finally_elif_return_else_raise": (r"""
+def f(stream, out):
+    try:
+        while stream:
+            tok = stream.pop()
+            if tok == 'a':
+                out.append(1)
+            elif tok == 'b':
+                return 1
+            else:
+                raise AssertionError(tok)
+        out.append(3)
+    finally:
+        out.append(4)
+    return 2
+""", "f", [([], []), (['a'], []), (['b', 'a'], []), (['c', 'a'], []), (['a', 'b'], [])], ALL),
+    # ... and where the finally branches, the same reading cannot hold the return's copy in the
+    # body (so it is read as a break and a while-else, as before): still verified and structured.
+    "while_in_try_finally_elif_if_return_branching_finally": (r"""
+def f(stream, end, out):
+    try:
+        while stream:
+            tok = stream.pop()
+            if tok == 'a':
+                out.append(1)
+            elif tok == 'b':
+                if end:
+                    return 1
+                out.append(5)
+            else:
+                raise AssertionError(tok)
+        out.append(3)
+    finally:
+        if end:
+            out.append(4)
+    return 2
+""", "f", [([], 0, []), (['b', 'a'], 0, []), (['b', 'a'], 1, []), (['c'], 1, []),
+           (['a', 'b'], 1, [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

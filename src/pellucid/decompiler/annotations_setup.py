@@ -9,7 +9,7 @@ recompiled body would lack ``__annotations__``.  An annotated statement must be 
 """
 import ast
 import types
-from typing import Iterator, List
+from typing import Callable, Iterator, List, Optional
 
 from pellucid.bytecode.features import AST_TRY_STAR
 
@@ -47,19 +47,46 @@ def _has_annotation(stmts: List[ast.stmt]) -> bool:
     return any(isinstance(st, ast.AnnAssign) for block in _statement_lists(stmts) for st in block)
 
 
-def _fold_store_then_annotation(stmts: List[ast.stmt]) -> bool:
-    """``a.b = v`` then the expression ``T`` -> ``a.b: T = v``, in place: the same code in a
-    module or class body (value, store, then the annotation evaluated and dropped)."""
+def _join_pairs(stmts: List[ast.stmt], joined_of: Callable[[ast.stmt, ast.stmt], Optional[ast.stmt]],
+                once: bool) -> bool:
+    """Replace, in place, each two adjacent statements that ``joined_of`` makes one of (only
+    the first pair with ``once``); whether any was."""
+    found = False
     for block in _statement_lists(stmts):
-        for k in range(len(block) - 1):
-            st, nxt = block[k], block[k + 1]
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
-                    and isinstance(st.targets[0], (ast.Attribute, ast.Subscript)) \
-                    and isinstance(nxt, ast.Expr) and isinstance(nxt.value, _ANNOTATION_LIKE) \
-                    and not getattr(st, "type_comment", None):
-                block[k:k + 2] = [ast.AnnAssign(st.targets[0], nxt.value, st.value, 0)]
-                return True
-    return False
+        k = 0
+        while k < len(block) - 1:
+            joined = joined_of(block[k], block[k + 1])
+            if joined is not None:
+                block[k:k + 2] = [joined]
+                if once:
+                    return True
+                found = True
+            k += 1
+    return found
+
+
+def _store_then_expression(st: ast.stmt, nxt: ast.stmt) -> Optional[ast.stmt]:
+    # ``a.b = v`` then the expression ``T``: value, store, the annotation evaluated and dropped
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+            and isinstance(st.targets[0], (ast.Attribute, ast.Subscript)) \
+            and isinstance(nxt, ast.Expr) and isinstance(nxt.value, _ANNOTATION_LIKE) \
+            and not getattr(st, "type_comment", None):
+        return ast.AnnAssign(st.targets[0], nxt.value, st.value, 0)
+    return None
+
+
+def _store_then_annotation(st: ast.stmt, nxt: ast.stmt) -> Optional[ast.stmt]:
+    # ``x = v`` then ``x: T``: value, store, then ``__annotations__['x'] = T``
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+            and isinstance(st.targets[0], ast.Name) and not getattr(st, "type_comment", None) \
+            and isinstance(nxt, ast.AnnAssign) and nxt.value is None and nxt.simple \
+            and isinstance(nxt.target, ast.Name) and nxt.target.id == st.targets[0].id:
+        joined = ast.AnnAssign(st.targets[0], nxt.annotation, st.value, 1)
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_pos"):
+            if attr in st.__dict__:
+                setattr(joined, attr, st.__dict__[attr])
+        return joined
+    return None
 
 
 def join_stores_and_annotations(stmts: List[ast.stmt]) -> List[ast.stmt]:
@@ -72,20 +99,7 @@ def join_stores_and_annotations(stmts: List[ast.stmt]) -> List[ast.stmt]:
     >>> [type(st).__name__ for st in join_stores_and_annotations(body)]
     ['AnnAssign']
     """
-    for block in _statement_lists(stmts):
-        k = 0
-        while k < len(block) - 1:
-            st, nxt = block[k], block[k + 1]
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
-                    and isinstance(st.targets[0], ast.Name) and not getattr(st, "type_comment", None) \
-                    and isinstance(nxt, ast.AnnAssign) and nxt.value is None and nxt.simple \
-                    and isinstance(nxt.target, ast.Name) and nxt.target.id == st.targets[0].id:
-                joined = ast.AnnAssign(st.targets[0], nxt.annotation, st.value, 1)
-                for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_pos"):
-                    if attr in st.__dict__:
-                        setattr(joined, attr, st.__dict__[attr])
-                block[k:k + 2] = [joined]
-            k += 1
+    _join_pairs(stmts, _store_then_annotation, once=False)
     return stmts
 
 
@@ -98,7 +112,9 @@ def keep_annotations_setup(stmts: List[ast.stmt], future_annotations: bool) -> L
     the compiler drops entirely except for its effect of setting ``__annotations__`` up."""
     if _has_annotation(stmts):
         return stmts
-    if not future_annotations and _fold_store_then_annotation(stmts):
+    # (``a.b = v`` then the expression ``T`` is ``a.b: T = v``: the same code in a module or
+    # class body; one such pair is enough to keep the setup)
+    if not future_annotations and _join_pairs(stmts, _store_then_expression, once=True):
         return stmts
     marker = ast.AnnAssign(ast.Name("__annotations__", ast.Store()), ast.Constant(None), None, 0)
     return list(stmts) + [ast.If(ast.Constant(None), [marker], [])]

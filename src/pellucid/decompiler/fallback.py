@@ -792,9 +792,10 @@ class Fallback:
         self.w("%s = [*%s, *%s]" % (c, c, v))
 
     def op_SET_UPDATE(self, ins: Instr, arg: int) -> None:
+        # (set.update is SET_UPDATE's own code, errors included; rebuilding the display would
+        # hash every element again, which user code can see)
         v = self.pop()
-        c = _slot(len(self.stack) - arg)
-        self.w("%s = {*%s, *%s}" % (c, c, v))
+        self.w("%s.update(%s)" % (_slot(len(self.stack) - arg), v))
 
     def op_DICT_UPDATE(self, ins: Instr, arg: int) -> None:
         v = self.pop()

@@ -451,7 +451,7 @@ class LoopBuilder:
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
                 body: FrozenSet[Block] = frozenset(),
                 for_stack: Optional[List[Any]] = None,
-                statement_breaks: bool = False) -> Optional[Block]:
+                statement_breaks: bool = False, inline_leaving: bool = False) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)
         if body:
             resolved = set()
@@ -468,7 +468,14 @@ class LoopBuilder:
         if not breaks:
             return normal
         if len(breaks) == 1:
-            return next(iter(breaks))
+            only = next(iter(breaks))
+            if inline_leaving and body and normal is not None and only.last.op in POP_JUMPS \
+                    and _only_leaves(only, body) and not _reaches(normal, only, body):
+                # No ``break``: a test in the body (``elif c: return x`` beside ``else: raise
+                # E``) whose every way returns or raises -- out of a ``try/finally`` around the
+                # loop, so the natural loop's exits list it; it is written inline.
+                return normal
+            return only
         # Jumps threaded past the loop: prefer the one every other exit leads to.
         for b in breaks:
             if all(self.cfg.common_pdom(o, b) is b for o in breaks):
@@ -1008,7 +1015,33 @@ class LoopBuilder:
                 # A chained comparison's early tests leave through a block that drops the
                 # duplicated operand and jumps on to the same place: not a ``break``.
                 exits = self._chain_cleanup_exits(exits, chain, normal)
-        follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
+        return self._try_inline_leaving(exits, normal, ctx, body, out, lambda follow: self._while_from(
+            header, body, stack, ctx, stop, out, cond, start, cont, normal, follow))
+
+    def _try_inline_leaving(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
+                            body: FrozenSet[Block], out: List[ast.stmt],
+                            build: Any) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        """``build`` the ``while`` loop from its follow, writing a body test that only returns
+        or raises inline when the body can hold it (a ``return``'s copy of a ``finally`` that
+        branches may not be); else as before: the code after a ``break``, the normal exit an
+        ``else`` clause."""
+        follow = self._follow(exits, normal, ctx, body, statement_breaks=True, inline_leaving=True)
+        if follow is normal and normal is not None:
+            other = self._follow(exits, normal, ctx, body, statement_breaks=True)
+            if other is not follow:
+                saved, written = self.save_state(), len(out)  # type: ignore[attr-defined]
+                try:
+                    return build(follow)  # type: ignore[no-any-return]
+                except StructureError:
+                    self.restore_state(saved)  # type: ignore[attr-defined]
+                    del out[written:]
+                    follow = other
+        return build(follow)  # type: ignore[no-any-return]
+
+    def _while_from(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                    stop: FrozenSet[Block], out: List[ast.stmt], cond: ast.expr, start: Block,
+                    cont: Block, normal: Optional[Block],
+                    follow: Optional[Block]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)  # (an earlier try's)
         self.active_loops.add(header)
         try:
@@ -1120,7 +1153,13 @@ class LoopBuilder:
             return None
         latch, chain = test
         exits = self._chain_cleanup_exits(self._exits(body, header), chain, normal)
-        follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
+        return self._try_inline_leaving(exits, normal, ctx, body, out, lambda follow: self._guarded_from(
+            header, body, stack, ctx, stop, out, cond, latch, normal, conts, follow))
+
+    def _guarded_from(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                      stop: FrozenSet[Block], out: List[ast.stmt], cond: ast.expr, latch: Block,
+                      normal: Optional[Block], conts: FrozenSet[Block],
+                      follow: Optional[Block]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)  # (an earlier try's)
         self.active_loops.add(header)
         self.active_loops.update(conts)

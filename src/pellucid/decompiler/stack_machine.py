@@ -193,6 +193,25 @@ def _comprehension_result(stack: List[Any], arg: int) -> bool:
     return all(isinstance(v, M.Iterator) for v in stack[len(stack) - arg + 1:])
 
 
+
+def _display_repeats_keys(d: ast.Dict) -> bool:
+    """Whether writing ``d``'s entries as call keywords could refuse a repeated key that the
+    dict display lets a later entry win (``f(**{**a, **b})``, ``f(**{k1: x, k2: y})``, a
+    constant key twice): the call then keeps the whole display, ``f(**{...})``."""
+    if len(d.keys) < 2:
+        return False
+    consts = []
+    for k in d.keys:
+        if k is None:
+            if getattr(d, "_display", False):
+                return True
+        elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+            consts.append(k.value)
+        else:
+            return True
+    return len(consts) != len(set(consts))
+
+
 def _is_empty_set_call(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
@@ -762,7 +781,13 @@ class StackMachine:
             if ins.op == "DICT_MERGE":
                 raise StructureError("DICT_MERGE on a non-display")  # ``.update`` would not check keys
             self._mutate(stack, out, -arg, "update", [mapping])
-        elif isinstance(mapping, ast.Dict) and not grown.keys:
+            return
+        if ins.op == "DICT_UPDATE":
+            # A dict display (``f(**{**a, **b})``): later keys win; call arguments (DICT_MERGE)
+            # refuse a repeated keyword, so it is not written as ``f(**a, **b)``.
+            grown._display = True  # type: ignore[attr-defined]
+        if isinstance(mapping, ast.Dict) and not grown.keys and not (
+                ins.op == "DICT_MERGE" and getattr(mapping, "_display", False)):
             grown.keys.extend(mapping.keys)
             grown.values.extend(mapping.values)
         else:
@@ -814,14 +839,18 @@ class StackMachine:
         parts = self._pop_n(stack, arg)
         keys: List[Optional[ast.expr]] = []
         values: List[ast.expr] = []
+        call = ins.op == "BUILD_MAP_UNPACK_WITH_CALL"
         for p in parts:
-            if isinstance(p, ast.Dict):
+            if isinstance(p, ast.Dict) and not (call and getattr(p, "_display", False)):
                 keys.extend(p.keys)
                 values.extend(p.values)
             else:
                 keys.append(None)
                 values.append(p)
-        stack.append(ast.Dict(keys, values))
+        built = ast.Dict(keys, values)
+        if not call:
+            built._display = True  # type: ignore[attr-defined]  # (see op_DICT_UPDATE)
+        stack.append(built)
 
     op_BUILD_MAP_UNPACK_WITH_CALL = op_BUILD_MAP_UNPACK
 
@@ -886,7 +915,7 @@ class StackMachine:
             pos.append(ast.Starred(args, ast.Load()))
         kws: List[ast.keyword] = []
         if kwargs is not None:
-            if isinstance(kwargs, ast.Dict):
+            if isinstance(kwargs, ast.Dict) and not _display_repeats_keys(kwargs):
                 for k, v in zip(kwargs.keys, kwargs.values):
                     if k is None:
                         kws.append(ast.keyword(None, v))
