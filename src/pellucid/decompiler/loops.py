@@ -1042,6 +1042,8 @@ class LoopBuilder:
                     stop: FrozenSet[Block], out: List[ast.stmt], cond: ast.expr, start: Block,
                     cont: Block, normal: Optional[Block],
                     follow: Optional[Block]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        if follow is None and normal is None:
+            follow = self._clause_copied_follow(header, body)
         self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)  # (an earlier try's)
         self.active_loops.add(header)
         try:
@@ -1065,6 +1067,60 @@ class LoopBuilder:
         orelse = self._else_clause(normal, follow, stack, ctx, stop)
         self.emit(out, ast.While(cond, body_s, orelse), stack)
         return (list(stack) if follow is not None else None), follow
+
+    def _clause_copied_follow(self, header: Block, body: FrozenSet[Block]) -> Optional[Block]:
+        """The code after a ``while True`` that no jump leaves, when 3.10/3.12 copied it into
+        each ``break``, one of them in an ``except`` clause after its POP_EXCEPT
+        (``except E: if c: break; return None``, then ``return f(x)`` after the loop:
+        _pyio.FileIO.readall).  Read as the clause's ``return f(x)``, ``f`` would run with the
+        exception still handled; the copies are one follow, each read as ``break`` (the
+        clause's cut after its POP_EXCEPT, see ``run_block``).  ``None`` if there is no such
+        copy in a clause."""
+        leaving = [s for b in body for s in b.succs if s not in body]
+        codes = {}
+        for s in leaving:
+            code = tail_code(s)
+            if code is not None and code[-1][0] == "RETURN_VALUE":
+                codes.setdefault(repr(code), []).append(s)
+        if not codes:
+            return None
+        chain = self.handler_chain  # type: ignore[attr-defined]
+        block_at = self.cfg.block_at
+        handlers = {t for b in body for t in chain(b)[:1]}
+        # (the body's blocks normal flow reaches from the head: no clause code)
+        normal: Set[Block] = set()
+        work = [header]
+        while work:
+            b = work.pop()
+            if b not in normal and b in body:
+                normal.add(b)
+                work.extend(b.succs)
+        cuts: Dict[Block, Tuple[int, str]] = {}
+        for h in handlers:
+            if not self.protected_set(h) <= body:  # type: ignore[attr-defined]
+                continue  # (a try around the loop)
+            seen: Set[Block] = set()
+            work = [block_at[h]] if h in block_at else []
+            while work and len(seen) < 64:
+                b = work.pop()
+                if b in seen or b in normal:
+                    continue
+                seen.add(b)
+                work.extend(b.succs)
+                k = next((k for k, i in enumerate(b.instrs) if i.op == "POP_EXCEPT"), None)
+                if k is None or k + 1 >= len(b.instrs) or b.succs:
+                    continue
+                code = tail_code(b, k + 1)
+                if code is not None and repr(code) in codes:
+                    cuts[b] = (k + 1, repr(code))
+        if not cuts or len({c for _, c in cuts.values()}) != 1:
+            return None
+        copies = codes[next(iter(cuts.values()))[1]]
+        first = min(copies, key=lambda b: b.start)
+        self.brk_copies[first] = frozenset(copies)
+        for b, (k, _) in cuts.items():
+            self.break_cuts[b] = (k, first)
+        return first
 
     def _chain_cleanup_exits(self, exits: Set[Block], chain: FrozenSet[Block], normal: Optional[Block]) -> Set[Block]:
         """``exits`` less the blocks where a chained comparison's early tests leave the loop: they

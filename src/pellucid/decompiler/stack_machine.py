@@ -282,6 +282,13 @@ NOT_STEPPED: Dict[str, str] = {
 }
 
 
+# What a target of an assignment loads before its store (``self.x``, ``d[k]``, ``a.b.c``), and
+# the values each store takes from the stack besides the one stored.
+_TARGET_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_CONST"})
+_TARGET_STORES = {"STORE_FAST": 0, "STORE_DEREF": 0, "STORE_GLOBAL": 0, "STORE_NAME": 0,
+                  "STORE_ATTR": 1, "STORE_SUBSCR": 2}
+
+
 class StackMachine:
     """Mixin: executes one neutral instruction against a symbolic stack.
 
@@ -487,7 +494,59 @@ class StackMachine:
         stack.append(v)
 
     def op_SWAP(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg == 2 and self._parallel_targets(ins, stack):
+            return
         stack[-1], stack[-arg] = stack[-arg], stack[-1]
+
+    def _parallel_targets(self, ins: Instr, stack: List[Any]) -> bool:
+        """``t1, t2 = a, b`` with targets other than two names (``self.x, self.y = p, q``):
+        CPython evaluates both values, swaps them, then evaluates each target and stores, one
+        after the other.  Written as two assignments, ``b`` would be read after the first store
+        (an unbound local's error after it; idlelib.pyparse.Parser._study2).  The two values
+        become the slots of one unpacking assignment that the stores fill in.
+
+        True when the instructions after the ``SWAP 2`` at ``ins`` are two stores, each after
+        only the loads of its own target, in one block."""
+        instrs = getattr(self, "instrs", None)
+        cfg = getattr(self, "cfg", None)
+        if instrs is None or cfg is None or not 0 <= ins.index < len(instrs) or instrs[ins.index] is not ins \
+                or len(stack) - 2 < self.floor:  # type: ignore[attr-defined]
+            return False
+        j = ins.index + 1
+        bare = 0
+        for _ in range(2):
+            depth = 0
+            while True:
+                if j >= len(instrs) or j in cfg.block_at or instrs[j].handler is not ins.handler:
+                    return False
+                op = instrs[j].op
+                j += 1
+                if op in _TARGET_LOADS:
+                    depth += 1
+                elif op == "LOAD_ATTR" and depth >= 1:
+                    continue
+                elif op == "SUBSCR" and depth >= 2:
+                    depth -= 1
+                elif op in _TARGET_STORES and _TARGET_STORES[op] == depth:
+                    bare += depth == 0 and op in ("STORE_FAST", "STORE_DEREF")
+                    break
+                else:
+                    return False
+        if bare == 2:
+            return False  # (two names: parallel_store, also after 3.12 reorders the stores)
+        values = stack[-2:]
+        pending = getattr(self, "pending", {})
+        for v in values:
+            if not isinstance(v, ast.expr) or isinstance(v, M.Marker) or getattr(v, "_copied", False) \
+                    or id(v) in pending or sum(1 for x in stack if x is v) != 1:
+                return False
+        if getattr(values[0], "_seq", 0) > getattr(values[1], "_seq", 0):
+            return False  # (not computed in stack order: the tuple would evaluate them so)
+        del stack[-2:]
+        group = UnpackGroup(ast.Tuple([self.value(v) for v in values], ast.Load()), 2, None)
+        stack.append(M.UnpackItem((group, 1)))
+        stack.append(M.UnpackItem((group, 0)))
+        return True
 
     def op_ROT(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         top = stack.pop()

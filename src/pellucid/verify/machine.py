@@ -484,8 +484,10 @@ def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = N
             return mapping.get(t, t)
         return tuple([ren(x) for x in t])
 
-    st.stack = [ren(t) for t in st.stack]
-    st.vars = {k: ren(v) for k, v in st.vars.items()}
+    # (the terms already known free are kept without a call: a state of Dynamo's long straight
+    # line holds a thousand variables, most of them known free, and this runs at every join)
+    st.stack = [t if get(id(t)) is t else ren(t) for t in st.stack]
+    st.vars = {k: v if get(id(v)) is v else ren(v) for k, v in st.vars.items()}
     st.excinfo = ren(st.excinfo)
     st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
     st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
