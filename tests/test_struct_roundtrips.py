@@ -1261,6 +1261,27 @@ def f(stream, end, out):
     return 2
 """, "f", [([], 0, []), (['b', 'a'], 0, []), (['b', 'a'], 1, []), (['c'], 1, []),
            (['a', 'b'], 1, [])], ALL),
+    # A class with annotations in a function of a module under ``from __future__ import
+    # annotations`` (_pyrepl._threading_handler.install_threading_hook): its body stores the
+    # annotations' text, so recompiled on its own (no future import) they are string literals,
+    # and on 3.14+ (which defers annotations otherwise) the recompiled source imports the future.
+    "future_annotations_class_in_function": (r"""
+from __future__ import annotations
+import dataclasses
+
+def f(log, factory):
+    @dataclasses.dataclass
+    class H:
+        lock: list[int] = dataclasses.field(default_factory=factory)
+        n: int = 0
+
+        def show(self, k: int = 1) -> tuple[int, ...]:
+            log.append(k)
+            return (self.n, len(self.lock), k)
+    h = H()
+    return (H.__annotations__, [(x.name, x.type) for x in dataclasses.fields(H)],
+            H.show.__annotations__, h.show(), h.show(2))
+""", "f", [([], list), ([], tuple)], ALL),
 }
 
 METHOD_INPUTS_MORE = {
@@ -1378,3 +1399,27 @@ def test_loop_try_shape_structured(shape_id):
     new = types.FunctionType(checked.result.code, dict(ns, **checked.result.bindings), "f")
     for items in shapes.INPUTS:
         assert shapes.run(new, items) == shapes.run(func, items), items
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
+@pytest.mark.parametrize("case_id", ["match_or_pattern_last_in_sequence",
+                                     "match_or_pattern_last_in_sequence_values"])
+def test_match_or_pattern_last_in_sequence_is_structured(case_id):
+    """An or-pattern as a sequence pattern's last item (``_pyrepl.utils:is_soft_keyword_used``,
+    3.15): its last alternative fails to the compiler's copy of the exit the earlier tests fail
+    to (the ``return`` after the match); both are the next case, and the match is structured."""
+    import construct_cases_match as cases  # (tests/ is on sys.path under pytest)
+
+    case = next(c for c in cases.CASES if c["id"] == case_id)
+    ns = {"__name__": "struct_case_" + case_id, "__builtins__": builtins}
+    exec(compile(case["src"], "<%s>" % case_id, "exec", dont_inherit=True), ns)
+    func = ns["f"]
+    checked = checked_recompile(func.__code__, lambda: recompile_full(
+        func.__code__, None, func.__qualname__, write=False))
+    first = checked.attempts[0]
+    assert first.ok, "structured form not verified: %s" % first.reason
+    assert MARKER not in checked.result.source, checked.result.source
+    assert "match " in checked.result.source
+    new = types.FunctionType(checked.result.code, ns, func.__name__)
+    for args in case["calls"]:
+        assert _run(new, args) == _run(func, args), args

@@ -9,7 +9,7 @@ recompiled body would lack ``__annotations__``.  An annotated statement must be 
 """
 import ast
 import types
-from typing import Callable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from pellucid.bytecode.features import AST_TRY_STAR
 
@@ -118,6 +118,46 @@ def keep_annotations_setup(stmts: List[ast.stmt], future_annotations: bool) -> L
         return stmts
     marker = ast.AnnAssign(ast.Name("__annotations__", ast.Store()), ast.Constant(None), None, 0)
     return list(stmts) + [ast.If(ast.Constant(None), [marker], [])]
+
+
+def spelled_annotation(text: str) -> Optional[ast.expr]:
+    """The expression whose annotation ``from __future__ import annotations`` stores as ``text``,
+    or None where the compiler would not write that expression back as the same text.
+
+    >>> ast.dump(spelled_annotation("list[int]").value)
+    "Name(id='list', ctx=Load())"
+    """
+    try:
+        parsed = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    from pellucid.decompiler.unparse import unparse
+    return parsed if unparse(ast.Expression(parsed)) == text else None
+
+
+def spelled_annotations(annotations: Dict[str, ast.expr], code: types.CodeType,
+                        pool: Any) -> Optional[Dict[str, ast.expr]]:
+    """A function's ``annotations`` as written in its ``def``: where the source written imports
+    the annotations future (``pool.future_annotations``) and ``code`` was compiled under it,
+    the texts it stored become the expressions they spell; None where one has no such spelling.
+    Elsewhere ``annotations`` as they are (a text stays a string literal)."""
+    if not (pool.future_annotations and code.co_flags & 0x1000000):
+        return annotations
+    spelled = {}
+    for name, ann in annotations.items():
+        parsed = spelled_annotation(ann.value) \
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str) else None
+        if parsed is None:
+            return None
+        spelled[name] = parsed
+    return spelled
+
+
+def imports_future_annotations(code: types.CodeType) -> bool:
+    """``code`` is a module's code that says ``from __future__ import annotations`` (not only
+    compiled with the flag, which source would not repeat)."""
+    return bool(code.co_flags & 0x1000000) and "__future__" in code.co_names \
+        and any(isinstance(k, tuple) and "annotations" in k for k in code.co_consts)
 
 
 def future_annotations(code: types.CodeType) -> bool:

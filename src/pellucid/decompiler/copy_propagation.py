@@ -78,10 +78,18 @@ def fold_temporaries(tree: ast.AST) -> ast.AST:
     """Apply the rewrites of the module docstring to every function in ``tree``, in place."""
     if not enabled():
         return tree
-    for node in all_nodes(tree):
+    nodes = all_nodes(tree)
+    # No temporary anywhere (most trees): each function's run would only merge its deletes,
+    # after a walk of its own to find none (a second walk of the whole tree, and more).
+    plain = not any(type(n) is ast.Name and n.id.startswith("__pellucid_t")  # type: ignore[attr-defined]
+                    for n in nodes)
+    for node in nodes:
         if isinstance(node, _FUNCTIONS):
             try:
-                _Function(node).run()
+                if plain:
+                    _merge_deletes(node.body)
+                else:
+                    _Function(node).run()
             except RecursionError:
                 raise  # (the caller retries flat)
             except Exception:  # pragma: no cover - a bug here must not cost the decompile

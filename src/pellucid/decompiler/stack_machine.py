@@ -331,19 +331,11 @@ class StackMachine:
 
     # -- the instruction set ----------------------------------------------------------------------
     def step(self, ins: Instr, stack: List[Any], out: List[ast.stmt]) -> None:  # noqa: C901
-        op = ins.op
         attrs = self.__dict__
-        # The op's method, looked up once per decompiler: its class's ``op_<op>`` (no instance
-        # has attributes of that form), kept unbound so the table holds no reference to ``self``.
-        handlers = attrs.get("_op_handlers")
-        if handlers is None:
-            handlers = self._op_handlers = {}
-        handler = handlers.get(op)
-        if handler is None:
-            handler = getattr(type(self), "op_" + op, None)
-            if handler is None:
-                raise StructureError("unsupported instruction %s" % op)
-            handlers[op] = handler
+        try:
+            handler = attrs["_op_handlers"][ins.op]
+        except KeyError:
+            handler = self._handler(ins.op)
         emitted = len(out)
         handler(self, ins.arg, stack, out, ins)
         # (source_position and position_at inlined: once per instruction)
@@ -364,13 +356,26 @@ class StackMachine:
                 d = v.__dict__
                 if "_seq" not in d:
                     self.seq_counter += 1
-                    v._seq = self.seq_counter  # type: ignore[attr-defined]
+                    d["_seq"] = self.seq_counter
                 if position is not None and "_pos" not in d:
-                    v._pos = position  # type: ignore[attr-defined]
+                    d["_pos"] = position
         if position is not None and len(out) > emitted:
             for stmt in out[emitted:]:
                 if "_pos" not in stmt.__dict__:
                     stmt._pos = position  # type: ignore[attr-defined]
+
+    def _handler(self, op: str) -> Callable[..., None]:
+        """The method for ``op``, looked up once per decompiler: its class's ``op_<op>`` (no
+        instance has attributes of that form), kept unbound so the table holds no reference to
+        ``self``."""
+        handlers = self.__dict__.get("_op_handlers")
+        if handlers is None:
+            handlers = self._op_handlers = {}
+        handler = getattr(type(self), "op_" + op, None)
+        if handler is None:
+            raise StructureError("unsupported instruction %s" % op)
+        handlers[op] = handler
+        return handler  # type: ignore[no-any-return]
 
     def source_position(self, ins: Instr) -> Optional[Position]:
         """The original source position of ``ins`` (None when its code has no line for it)."""
@@ -1141,14 +1146,12 @@ class StackMachine:
         if self.code.co_flags & 0x1000000:  # ``from __future__ import annotations``: stored as text
             if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):
                 return None
-            try:
-                parsed = ast.parse(ann.value, mode="eval").body
-            except SyntaxError:
-                return None
-            from pellucid.decompiler.unparse import unparse
-            if unparse(ast.Expression(parsed)) != ann.value:
-                return None  # the compiler would not write this text back the same way
-            ann = parsed
+            if self.consts.future_annotations:
+                from pellucid.decompiler.annotations_setup import spelled_annotation
+                parsed = spelled_annotation(ann.value)
+                if parsed is None:
+                    return None  # the compiler would not write this text back the same way
+                ann = parsed
         return ast.AnnAssign(ast.Name(key.value, ast.Store()), ann, None, 1)
 
     def op_DELETE_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
