@@ -913,6 +913,181 @@ def f(log, a, b):
             return
         log.append("wait")
 """, "f", [([], 0, 0), ([], 1, 0), ([], 1, 1), ([], 2, 1), ([], 2, 0)], ALL[:3]),
+    # ``return`` in a ``try/except`` inside a ``try/finally`` whose body ends in an ``if``:
+    # 3.10+ copy the return into each arm of that ``if`` in the return path's finally copy,
+    # which hid the copy ("branches of an if meet nowhere", 3.12+ "an except clause goes on
+    # where the try statement does not"; asyncio.proactor_events' ``_loop_reading``).
+    "return_in_try_except_in_finally_ending_with_if": (r"""
+def f(log, fut, closing, n):
+    length = -1
+    try:
+        if fut is not None:
+            length = fut
+            if length == 0:
+                return
+            log.append("data %d" % length)
+        if closing:
+            return
+        log.append(10 // n)
+    except ZeroDivisionError as exc:
+        log.append(type(exc).__name__)
+    finally:
+        if length > -1:
+            log.append(length)
+""", "f", [([], None, False, 1), ([], None, True, 1), ([], 0, False, 1), ([], 3, False, 0),
+           ([], 3, True, 0), ([], 2, False, 5)], ALL),
+    # ``for ... else: continue`` then ``break`` in a ``for`` loop with an ``else`` clause:
+    # the inner loop's ``break`` path pops its iterator and jumps to the outer loop's, which
+    # pops the outer iterator: that jump's target, not the inner ``break`` path, is the outer
+    # loop's follow (IndexError popping the iterator: multiprocessing.pool's _handle_tasks).
+    "for_else_continue_then_break_in_for_else": (r"""
+def f(log, seqs):
+    for seq in seqs:
+        for t in seq:
+            if t < 0:
+                break
+            log.append(t)
+        else:
+            log.append("else")
+            continue
+        break
+    else:
+        log.append("sentinel")
+    log.append("end")
+""", "f", [([], []), ([], [[1, 2], [3]]), ([], [[1, -1, 2], [3]]), ([], [[], [-2]])], ALL),
+    # ... the same in a ``try/finally``, the ``else`` clause's ``continue`` after an ``if``:
+    # its path (the ``finally`` copy, then the jump back) is where the ``if``'s arms meet,
+    # entered from both ("loop else-clause does not rejoin the loop's follow").
+    "for_else_if_continue_in_try_finally_then_break": (r"""
+def f(log, seqs, set_length):
+    for seq in seqs:
+        task = None
+        try:
+            for task in seq:
+                if task < 0:
+                    break
+                try:
+                    log.append(10 // task)
+                except ZeroDivisionError as e:
+                    log.append(type(e).__name__)
+            else:
+                if set_length:
+                    log.append(("len", task))
+                continue
+            break
+        finally:
+            log.append(("fin", task))
+            task = seq = None
+    else:
+        log.append("sentinel")
+    log.append("end")
+""", "f", [([], [], True), ([], [[1, 0], [3]], True), ([], [[1, 0], [3]], False),
+           ([], [[1, -1, 2], [3]], True), ([], [[], [-2]], False)], ALL),
+    # ``return v`` in a ``try/finally`` whose ``finally`` body ends in an ``if``: 3.10+ copy
+    # the return into each arm of that ``if`` in the path's finally copy, so the path did
+    # not read as the copy and the return; the ``if`` holding it met a nested try's return
+    # with its value spilled ("branches leave different values on the stack":
+    # unittest.case.TestCase.run).
+    "return_value_in_try_finally_ending_with_if": (r"""
+def f(log, skip, stop):
+    try:
+        if skip:
+            log.append("skip")
+            return log
+        log.append("start")
+        try:
+            log.append(10 // len(log))
+            return log
+        finally:
+            log.append("clear")
+    finally:
+        log.append("stop")
+        if stop is not None:
+            stop(log)
+""", "f", [([], True, None), ([], False, None), ([], True, list.reverse), ([1], False, list.reverse)],
+           ALL),
+    # ``break`` out of a ``try/finally`` in a ``while True`` that has no other way out: 3.10+
+    # copy the code after the loop (``return <value>``, computed after the ``finally``
+    # copy) into each ``break`` path, so the loop had no follow and the path read as neither
+    # a ``break`` nor a ``return`` ("branches of an if meet nowhere": subprocess.Popen._wait).
+    "while_true_break_in_try_finally_return_after_loop": (r"""
+def f(log, states):
+    while True:
+        if states.pop():
+            try:
+                if len(log) > 3:
+                    break
+                log.append(10 // len(states))
+                if states[-1] == 2:
+                    break
+            finally:
+                log.append("release")
+        log.append("sleep")
+    return len(log)
+""", "f", [([], [2, 0, 1]), ([], [0, 1, 1]), ([], [5, 1, 1, 1, 1, 1, 1]), ([], [1, 0, 1])], ALL),
+    # S3 in a ``for`` loop: the ``break`` out of the ``with`` runs ``__exit__``, pops the
+    # iterator and then a copy of the code after the loop (3.10, 3.12); read as a ``return``
+    # after the ``with``, a suppressed exception ended the function instead of going on with
+    # the next item.
+    "for_with_suppressing_exit_break_return_after_loop": (QUIET + r"""
+def f(log, xs, suppress):
+    for x in xs:
+        with Quiet(log, suppress):
+            if x == "stop":
+                break
+            log.append(10 // x)
+    return len(log)
+""", "f", [([], [1, 0, 2], True), ([], [1, "stop", 2], True), ([], [1, 0], False), ([], [], True)],
+           ALL),
+    # ... with an ``else`` clause: the loop seemed to have no ``break`` (the copies end the
+    # function), so the clause's code and the code after it were one follow; the code after
+    # the clause is the copy's (construct cases with_inside_loop_break_continue,
+    # with_suppressing_exit_in_for_loop).
+    "for_else_with_suppressing_exit_break_return_after_loop": (QUIET + r"""
+def f(log, xs, suppress):
+    for x in xs:
+        with Quiet(log, suppress):
+            if x == "skip":
+                continue
+            if x == "stop":
+                break
+            log.append(10 // x)
+    else:
+        log.append("loop else")
+    return len(log)
+""", "f", [([], [1, 0, 2], True), ([], [1, "stop", 2], True), ([], ["skip", 0], True),
+           ([], [1, 0], False), ([], [], True)], ALL),
+    # ``break`` out of a ``try/finally`` in a ``for`` loop with code after the ``try``: the
+    # ``break`` path is the ``finally`` copy, the iterator's pop, then a copy of the code
+    # after the loop (3.10, 3.12+), which only a path in the loop's own try level was
+    # taken for ("branches of an if meet nowhere").
+    "for_break_in_try_finally_copied_follow": (r"""
+def f(log, items):
+    for x in items:
+        try:
+            if x is None:
+                break
+            log.append(10 // x)
+        finally:
+            log.append("release")
+        log.append("next")
+    return len(log)
+""", "f", [([], [1, 2]), ([], [1, None, 2]), ([], [1, 0, 2]), ([], [])], ALL),
+    # ... and in a ``while c:`` loop: the break path is the ``finally`` copy, then a copy
+    # of the code after the loop, which here also ends normally.
+    "while_break_in_try_finally_copied_follow": (r"""
+def f(log, items):
+    while items:
+        try:
+            x = items.pop()
+            if x is None:
+                break
+            log.append(10 // x)
+        finally:
+            log.append("release")
+        log.append("next")
+    return len(log)
+""", "f", [([], [1, 2]), ([], [1, None, 2]), ([], [1, 0, 2]), ([], [])], ALL),
     # S4 (runpy.run_path): ``return <expr>`` in two withs inside a try/finally whose finally
     # holds a try/except: the copy after the __exit__ calls returns the value at the end of
     # its body and its clause, and it was spilled into a temporary read after the withs,

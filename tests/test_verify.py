@@ -48,9 +48,6 @@ def _resolve(namespace, dotted):
 _ALL = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
 _NEW = ("3.14", "3.15")
 EXPECTED_NOT_VERIFIED = {
-    # Real decompiler bugs the check finds (behaviour differs; bench/sweep_findings.md):
-    "with_inside_loop_break_continue": (("3.10", "3.12"), "likewise, in a for loop"),
-    "with_suppressing_exit_in_for_loop": (("3.10", "3.12"), "likewise, in a for loop"),
     # Differences the model does not see through.
     "dict_displays_with_unpacking": (("3.8",), "3.8 BUILD_MAP_UNPACK of int-keyed dicts"),
 }

@@ -13,6 +13,7 @@ from pellucid.bytecode.stack_depth import entry_depths
 from pellucid.bytecode.instruction import POP_JUMPS
 from pellucid.decompiler import markers as M
 from pellucid.decompiler.errors import StructureError
+from pellucid.decompiler.protected import partial_block
 from pellucid.decompiler.structure import Ctx, Loop, negate, past_lone_jumps, same_code
 
 
@@ -391,13 +392,23 @@ class LoopBuilder:
             return cuts
         chain = self.handler_chain  # type: ignore[attr-defined]
         for b in {s for x in body for s in x.succs if s not in body and s is not normal}:
-            # (a path leaving a try/with inside the body unwinds it first: not a plain break)
-            if any(p not in body or chain(p) != chain(b) for p in b.preds):
+            # (a path leaving a try/with inside the body unwinds it first: not a plain break;
+            # but a ``finally`` copy before the pop is the try's own ``break`` path)
+            if any(p not in body or (chain(p) != chain(b) and not self._leaves_finallys(p, b))
+                   for p in b.preds):
                 continue
             k = self._iterator_pop(b, stack)
             if k is not None and tail_code(b, k) == wanted:
                 cuts[b] = k
         return cuts
+
+    def _leaves_finallys(self, pred: Block, block: Block) -> bool:
+        """``block`` is outside ``try`` statements that ``pred`` is in (not ``with``s), and in
+        the same ones otherwise (a ``break`` out of them runs their ``finally`` copies)."""
+        inner, outer = self.handler_chain(pred), self.handler_chain(block)  # type: ignore[attr-defined]
+        n = len(inner) - len(outer)
+        return n > 0 and tuple(inner[n:]) == tuple(outer) and all(
+            self.handler_kind(h) == "try" for h in inner[:n])  # type: ignore[attr-defined]
 
     def _body_code_exits(self, exits: Set[Block], body: FrozenSet[Block], normal: Optional[Block],
                          stack: List[Any]) -> Tuple[Set[Block], Set[Block]]:
@@ -859,9 +870,11 @@ class LoopBuilder:
         only_inner: Optional[Block] = None
         if inner:
             rest = exits - inner
-            if not rest and len(inner_targets) == 1:
+            if len(inner_targets) == 1 and (not rest or (
+                    rest == {normal} and next(iter(inner_targets)) is not normal)):
                 # every break is in such code: where they jump is the follow (with an ``else``
-                # clause, the normal exit is that clause's code)
+                # clause, the normal exit is that clause's code; ``for ... else: continue``
+                # then ``break`` in an inner loop is such code too)
                 follow = only_inner = next(iter(inner_targets))
             else:
                 follow = self._follow(rest, normal, ctx, body, stack)
@@ -875,6 +888,13 @@ class LoopBuilder:
             if follow is not normal:
                 cuts = {}  # (the copies would be read as the else clause's code, inside the body)
                 follow = self._follow(exits, normal, ctx, body, stack)
+        else_cut: Optional[Tuple[Block, int]] = None
+        if follow is normal and normal is not None and only_inner is None and not cuts:
+            past = self._follow_past_else(body, normal)
+            if past is not None:
+                # (the clause's code and the copied code share a block: cut it there)
+                follow = partial_block(past[0], past[1]) if past[1] else past[0]
+                else_cut = (past[0], past[1]) if past[1] else None
         after_stack = stack[:-1]
         self.active_loops.add(header)
         for b, k in cuts.items():
@@ -897,10 +917,14 @@ class LoopBuilder:
         # not save a value it changes: ``else: a, x = x[:i], x[i:]``).
         saved_floor = self.floor
         self.floor = min(saved_floor, len(after_stack))
+        if else_cut is not None:
+            self.break_cuts[else_cut[0]] = (else_cut[1], follow)
         try:
             orelse = self._else_clause(normal, follow, after_stack, ctx, stop)
         finally:
             self.floor = saved_floor
+            if else_cut is not None:
+                del self.break_cuts[else_cut[0]]
         node: ast.stmt
         if it.is_async:
             node = ast.AsyncFor(target, it.value, body_s, orelse)
@@ -918,6 +942,50 @@ class LoopBuilder:
             # entered only from the body has not popped it: only FOR_ITER's exit has).
             return after_stack + [it], follow
         return after_stack, follow
+
+    def _follow_past_else(self, body: FrozenSet[Block], normal: Block) -> Optional[Tuple[Block, int]]:
+        """The code after a ``for`` loop's ``else`` clause, when the loop's only ``break``
+        paths pop the iterator and then run a copy of it (3.10, 3.12: a ``break`` out of a
+        ``with``, after the ``__exit__`` call), so the loop seemed to have no ``break``:
+        (block, index) on the straight way on from ``normal`` where that code starts.  ``None``
+        when there is no such block.  (With no other ``break``, the ``else`` clause and the
+        code after the loop run alike, so the choice is safe if the copy was a ``return``.)"""
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        level = depths.get(normal.instrs[0].offset)  # (the iterator popped: the loop's own)
+        if level is None:
+            return None
+
+        def at_level(b: Block, k: int) -> bool:
+            return depths.get(b.instrs[k].offset) == level
+
+        ends: List[List[Any]] = []
+        for c in {s for b in body for s in b.succs if s not in body}:
+            if c is normal or c.succs or any(p not in body for p in c.preds):
+                continue
+            for k in range(1, len(c.instrs)):
+                # (right after the iterator's pop: back at the loop statement's depth)
+                if c.instrs[k - 1].op == "POP_TOP" and at_level(c, k) \
+                        and depths.get(c.instrs[k - 1].offset) == level + 1:
+                    code = tail_code(c, k)
+                    if code and code[0][0] != "POP_TOP":  # (statements start after the pop)
+                        ends.append(code)
+        if not ends:
+            return None
+        node: Optional[Block] = normal
+        seen: Set[Block] = set()
+        while node is not None and node not in seen and node not in body and len(seen) < 8:
+            seen.add(node)
+            for k in range(0 if node is not normal else 1, len(node.instrs)):
+                if at_level(node, k) and tail_code(node, k) in ends:
+                    return node, k
+            last = node.last
+            if last.op == "JUMP":
+                node = node.jump
+            elif last.target is None and last.op not in _ENDS:
+                node = node.fallthrough
+            else:
+                return None
+        return None
 
     def _build_while(self, header: Block, body: FrozenSet[Block], exits: Set[Block], stack: List[Any],
                      ctx: Ctx, stop: FrozenSet[Block], out: List[ast.stmt],

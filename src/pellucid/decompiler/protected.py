@@ -120,6 +120,8 @@ class ProtectedBuilder:
         trial = self._exit_path(block, ctx, stack)
         if trial is None:
             return False
+        # (3.10+ copy the return into each arm of an ``if`` that ends the finally copy)
+        trial = _factor_terminal_tail(trial)
         body = list(trial)
         _strip_unwinding(body)  # (leaving an enclosing clause on the way: its POP_EXCEPT)
         body = _fold_spilled_return(self._drop_outer_copies(body, ctx.exc))
@@ -213,9 +215,20 @@ class ProtectedBuilder:
         leaves enclosing ``try``/``with`` statements is read by them in turn."""
         if len(block.preds) != 1 and (self._absorb.get(ctx.exc) not in ("finally", "with")
                                       or ctx.region is None
-                                      or any(p not in ctx.region or p.last.op not in POP_JUMPS
-                                             for p in block.preds)):
-            return None  # (several jumps from a try body: ``if a or b: break``)
+                                      or any(p not in ctx.region for p in block.preds)
+                                      or not (all(p.last.op in POP_JUMPS for p in block.preds)
+                                              or (self._absorb.get(ctx.exc) == "finally"
+                                                  and self._statement_level(block, ctx)))):
+            # (several jumps from a try body: ``if a or b: break``; or, at the statement's
+            # own stack depth, where an ``if`` in the body meets: ``if c: x`` then
+            # ``continue``, not the arms of a value such as ``return a if c else b``)
+            return None
+        # (that meeting point only as a ``continue``/``break``: where the arms meet before
+        # the function's end, the body's normal end is there too, and the return after it
+        # is the code after the statement)
+        meeting = len(block.preds) != 1 and not all(p.last.op in POP_JUMPS for p in block.preds)
+        if meeting and ctx.loop is None:
+            return None
         chain = self.handler_chain(block)
         # A path that starts with a ``try`` statement of its own (a ``finally`` copy holding
         # one) is walked from outside it, so that the statement is built.
@@ -249,7 +262,20 @@ class ProtectedBuilder:
         finally:
             self._absorb[ctx.exc] = saved_absorb
             busy.discard((block, ctx.exc))
+        if meeting and not (trial and isinstance(trial[-1], (ast.Continue, ast.Break))):
+            return None
         return trial if st is None and trial else None
+
+    def _statement_level(self, block: Block, ctx: Ctx) -> bool:
+        """``block`` starts with the stack no deeper than any block of the region (no value
+        of an expression, whose arms may meet there, is on it), and no clause's end meets
+        the body there."""
+        if not ctx.region or any(i.op == "POP_EXCEPT" for p in block.preds for i in p.instrs):
+            return False  # (a with's suppression path meets its normal end there)
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        inside = [depths.get(b.instrs[0].offset) for b in ctx.region]
+        here = depths.get(block.instrs[0].offset)
+        return here is not None and None not in inside and here <= min(inside)  # type: ignore[type-var]
 
     def _outer_finals(self, level: Optional[int], loop_only: bool) -> List[List[ast.stmt]]:
         """``finally`` bodies of the statements enclosing ``level``'s, innermost first: a
@@ -309,13 +335,20 @@ class ProtectedBuilder:
         enclosing ``while`` loop, which ends the function: a ``break`` (3.10 copies that short
         ending to after the ``__exit__`` call of a ``break`` out of a ``with``)."""
         loop = ctx.loop
-        if loop is None or loop.brk is None or loop.header.last.op == "FOR_ITER" or not stack:
-            return False  # (a ``for`` loop's ``break`` also drops the iterator)
+        if loop is None or loop.brk is None or not stack:
+            return False
         after = self._after_exit_call(block, stack, len(stack) - 1)
         if after is None:
             return False
         code = tail_code(after[1])
-        return code is not None and code[-1][0] in ("RETURN_VALUE", "RAISE_VARARGS") \
+        if code is not None and loop.header.last.op == "FOR_ITER":
+            # A ``for`` loop's ``break`` also drops the iterator, right after the call
+            # (3.10, 3.12 copy the code after the loop there too).
+            if not after[0] or not isinstance(after[0][-1], M.Iterator) \
+                    or not code or code[0][0] != "POP_TOP":
+                return False
+            code = code[1:]
+        return bool(code) and code[-1][0] in ("RETURN_VALUE", "RAISE_VARARGS") \
             and code == tail_code(past_lone_jumps(loop.brk))
 
     def _is_finally_exit(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
@@ -325,6 +358,8 @@ class ProtectedBuilder:
         trial = self._exit_path(block, ctx, stack) if final is not None else None
         if trial is None or final is None:
             return None
+        # (3.10+ copy the return into each arm of an ``if`` that ends the finally copy)
+        trial = _factor_terminal_tail(trial)
         if len(trial) == 1 and isinstance(trial[0], ast.Try):
             # A ``finally`` copy that is a ``try`` statement ends each of its blocks with the
             # constant ``return`` after it (3.10+ copy it into the clauses): the copy, then
@@ -344,8 +379,67 @@ class ProtectedBuilder:
         if isinstance(last, ast.Return):
             # Only a value computed before the finally copy belongs to ``return`` in the body;
             # ``return f()`` after the copy is code after the try statement.
-            return trial if _computed_before(last.value, before) else None
+            if _computed_before(last.value, before):
+                return trial
+            return self._break_to_copied_follow(block, ctx, stack, final)
         return trial if isinstance(last, (ast.Break, ast.Continue)) else None
+
+    def _break_to_copied_follow(self, block: Block, ctx: Ctx, stack: List[Any],
+                                final: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+        """``break`` out of a ``try/finally`` in a ``while`` loop whose code after the loop
+        (ending the function) 3.10+ copied into the ``break`` path after the ``finally`` copy:
+        the copy and ``break``.  When the loop has no other way out, the rest of ``block``
+        becomes the loop's follow (see ``_build_while``), as for a ``with``
+        (``_exit_leaving_loop``); else it must be a copy of the follow's code.
+        ``None`` if ``block`` is no such path."""
+        loop = ctx.loop
+        if loop is None or loop.header.last.op == "FOR_ITER" or block.succs or ctx.exc is None:
+            return None
+        ctxs = self._level_ctxs()
+        outside = ctxs.get(ctx.exc)
+        if outside is None or outside.loop is None or outside.loop.header is not loop.header:
+            return None
+        if outside.exc is not None:
+            # (the ``break`` would leave an enclosing statement in the loop too: its own copy
+            # would be read as code after the loop)
+            enclosing = ctxs.get(outside.exc)
+            if enclosing is None or (enclosing.loop is not None
+                                     and enclosing.loop.header is loop.header):
+                return None
+        want = [ast.dump(x) for x in final if not isinstance(x, ast.Pass)]
+        st = list(stack)
+        scratch: List[ast.stmt] = []
+        saved = self.save_state()  # type: ignore[attr-defined]
+        cut: Optional[int] = None
+        try:
+            for k, ins in enumerate(block.instrs):
+                if ins.target is not None or ins.op in TERMINAL:
+                    break
+                self.step(ins, st, scratch)  # type: ignore[attr-defined]
+                if len(st) == len(stack) and [ast.dump(x) for x in scratch] == want:
+                    cut = k + 1
+                    break
+        except (StructureError, IndexError):
+            cut = None
+        finally:
+            self.restore_state(saved)  # type: ignore[attr-defined]
+        if cut is None or cut >= len(block.instrs):
+            return None
+        part = partial_block(block, cut)
+        if loop.brk is not None:
+            # (a loop that also ends otherwise: the rest must be a copy of its follow's code)
+            code = tail_code(part)
+            if not code or code != tail_code(past_lone_jumps(loop.brk)):
+                return None
+            return copy.deepcopy(final) + [ast.Break()]
+        pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
+            "_pellucid_pending_follows", {})
+        known = pending.get(loop.header)
+        if known is None:
+            pending[loop.header] = (st, part)
+        elif tail_code(known[1]) != tail_code(part):
+            return None
+        return copy.deepcopy(final) + [ast.Break()]
 
     # -- building ---------------------------------------------------------------------------------
     def build_protected(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
