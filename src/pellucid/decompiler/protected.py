@@ -600,8 +600,10 @@ class ProtectedBuilder:
         # (A ``finally`` handler ends in RERAISE; an ``except`` handler's walk shows a match or
         # POP_EXCEPT before anything else, so walking past its end does no harm.)
         try:
-            probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
-                                    stop | self._beyond_handler(block, level, hblock))
+            probe, pstack, pend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
+                                            stop | self._beyond_handler(block, level, hblock))
+            if pstack is not None and pend is not None and EXCEPTION_TABLE:
+                probe = self._swallowing_return_probe(probe, pstack, pend, hctx, stop)
         except StructureError:
             probe = []
         is_finally = self._is_finally(probe)
@@ -1192,6 +1194,42 @@ class ProtectedBuilder:
             work.extend(nxt for nxt in (b.jump, b.fallthrough) if nxt is not None)
         return frozenset(beyond)
 
+    def _swallowing_return_probe(self, probe: List[ast.stmt], pstack: List[Any], pend: Block,
+                                 hctx: Ctx, stop: FrozenSet[Block]) -> List[ast.stmt]:
+        """3.11+: a ``return`` in an ``if`` of a ``finally`` clause.  Its exceptional copy
+        drops the exception (POP_EXCEPT) in a block the handler's cleanup does not cover, so
+        the probe stops there, and the ``if`` reads inverted, its other arm re-raising:
+        ``if not c: <rest>; RERAISE`` then ``<arm>``.  Read as up to 3.10:
+        ``if c: <arm>; POP_EXCEPT; return`` then ``<rest>; RERAISE``
+        (subprocess.Popen.__exit__)."""
+        if not pend.instrs or pend.instrs[0].op != "POP_EXCEPT":
+            return probe
+        k = len(probe) - 1
+        while k >= 0 and not (isinstance(probe[k], ast.If) and _ends_in_reraise(probe[k].body)):
+            k -= 1
+        if k < 0:
+            return probe
+        test = probe[k]
+        rest = probe[k + 1:]
+        if test.orelse or not _ends_in_reraise(test.body) \
+                or any(isinstance(n, (Reraise, PopExcept)) for s in rest for n in ast.walk(s)):
+            return probe
+        saved = self.save_state()
+        try:
+            tail, tail_stack, _ = self.walk(pend, list(pstack), hctx, stop)
+        except StructureError:
+            tail, tail_stack = [], []
+        if tail_stack is not None or len(tail) != 2 or not isinstance(tail[0], PopExcept) \
+                or not isinstance(tail[1], ast.Return):
+            self.restore_state(saved)
+            return probe
+        cond = test.test
+        cond = cond.operand if isinstance(cond, ast.UnaryOp) and isinstance(cond.op, ast.Not) \
+            else ast.UnaryOp(ast.Not(), cond)
+        arm = ast.If(cond, rest + tail, [])
+        ast.copy_location(arm, test)
+        return probe[:k] + [arm] + list(test.body)
+
     def _is_finally(self, hs: List[ast.stmt]) -> bool:
         """A ``finally`` handler: no exception matching or POP_EXCEPT, and every way through it
         ends by re-raising (or by a return/break/continue that swallows the exception)."""
@@ -1701,7 +1739,53 @@ def _final_return_merged(rest: List[ast.stmt], final: List[ast.stmt]) -> Optiona
         expect = final[:k] + [arm, st.body[-1]]
         if [ast.dump(x) for x in rest[:len(expect)]] == [ast.dump(x) for x in expect]:
             return rest[len(expect) - 1:]
+    if not _terminates(rest):
+        return None
+    # 3.11+ also copy a short ending (``x = 0; return``) into the arms of an ``if`` before it
+    # (and into an ``except`` clause's end), so the copy may read with that ending in every
+    # arm and the returns merged after it: the same code once each ``if``'s tail is pushed
+    # into its arms that go on (subprocess.Popen.__exit__ on 3.12+).
+    budget = [_TAIL_PUSH_BUDGET]
+    seen = _tails_pushed(rest, budget)
+    if seen is None:
+        return None
+    for j in range(len(rest) - 1, -1, -1):
+        pushed = _tails_pushed(final + rest[j:], budget)
+        if pushed is None:
+            return None
+        if [ast.dump(x) for x in pushed] == [ast.dump(x) for x in seen]:
+            return rest[j:]
     return None
+
+
+_TAIL_PUSH_BUDGET = 400
+
+
+def _tails_pushed(stmts: List[ast.stmt], budget: List[int]) -> Optional[List[ast.stmt]]:
+    """``stmts`` with the statements after each ``if`` moved into those of its arms that go
+    on (``pass`` dropped): two statement lists that differ only in where a short ending was
+    copied read the same.  ``None`` once more than ``budget`` statements were copied."""
+    out: List[ast.stmt] = []
+    for k, st in enumerate(stmts):
+        if isinstance(st, ast.Pass):
+            continue
+        if isinstance(st, ast.If):
+            tail = stmts[k + 1:]
+            budget[0] -= 2 * len(tail)
+            if budget[0] < 0:
+                return None
+            arms = []
+            for arm in (st.body, st.orelse):
+                arm = _tails_pushed(list(arm) if _terminates(arm) else list(arm) + tail, budget)
+                if arm is None:
+                    return None
+                arms.append(arm)
+            node = copy.copy(st)
+            node.body, node.orelse = arms
+            out.append(node)
+            return out
+        out.append(st)
+    return out
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
