@@ -935,9 +935,42 @@ def f(log, a, b, c):
             return
         log.append("wait")
 """, "f", [([], a, b, c) for a in (0, 1, 2) for b in ("stop", "go") for c in (0, 1, 2)], ALL),
+    # An ``if``/``else`` ending a ``finally`` body nested in another ``finally``: 3.11+ copy the
+    # RERAISE into the first arm, which then reads as an ``if`` without ``else`` followed by
+    # the second arm and the RERAISE; the normal path's copy is an ``if``/``else``: "finally
+    # body not repeated on the normal path" (asyncio.tasks' _PyTask.__eager_start, 3.12+).
+    "if_else_ending_nested_finally": (r"""
+class T:
+    def __init__(self, log, a, done):
+        self.log, self.a, self._done = log, a, done
+    def done(self):
+        self.log.append("done?")
+        return self._done
+    def f(self, log):
+        try:
+            log.append(1)
+            try:
+                log.append(1 // self.a)
+            finally:
+                log.append(2)
+        finally:
+            try:
+                log.append(3)
+            finally:
+                if self.done():
+                    self.x = None
+                    self = None
+                else:
+                    log.append(4)
+        return log
+
+def f(log, a, done):
+    return T(log, a, done).f(log)
+""", "T.f", [], ALL),
 }
 
 METHOD_INPUTS_MORE = {
+    "if_else_ending_nested_finally": [([], a, d) for a in (0, 1) for d in (False, True)],
     "while_with_break_exit_then_copied_follow": [([], [0, 0, 3], True), ([], [2, 0, 3], True),
                                                  ([], [4, 0], True), ([], [0], False)],
 }

@@ -1644,6 +1644,8 @@ def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
     ``finally`` copy, which hides the copy on the normal path."""
     if len(stmts) < 2 or not isinstance(stmts[-1], (ast.Return, ast.Raise, Reraise)):
         return stmts
+    if isinstance(stmts[-1], Reraise):
+        stmts = _reraising_arms_as_else(stmts)
     dumps: Optional[List[str]] = None
     for i in range(len(stmts) - 1):
         first = stmts[i]
@@ -1659,6 +1661,23 @@ def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
         if [ast.dump(x) for x in body[-n:]] == dumps[i + 1:]:
             return stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
     return stmts
+
+
+def _reraising_arms_as_else(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: A; RERAISE`` then ``B; RERAISE`` -> ``if c: A else: B`` then ``RERAISE``: an
+    ``if``/``else`` ending a ``finally`` body whose first arm got its own copy of the RERAISE
+    (3.11+) reads as an ``if`` with no ``else`` (asyncio.tasks' ``_PyTask.__eager_start``)."""
+    out = list(stmts)
+    k = len(out) - 2
+    while k >= 0:
+        st = out[k]
+        if isinstance(st, ast.If) and not st.orelse and len(st.body) > 1 \
+                and isinstance(st.body[-1], Reraise) and k + 1 < len(out) - 1:
+            node = ast.If(st.test, st.body[:-1], out[k + 1:-1])
+            ast.copy_location(node, st)
+            out = out[:k] + [node, out[-1]]
+        k -= 1
+    return out
 
 
 def _loop_exits_as_breaks(stmts: List[ast.stmt]) -> List[ast.stmt]:
