@@ -967,6 +967,52 @@ class T:
 def f(log, a, done):
     return T(log, a, done).f(log)
 """, "T.f", [], ALL),
+    # A ``break`` from a ``try`` body in a ``for`` loop that ends an ``except`` clause: 3.13
+    # pops the iterator in a block of its own (the exception table cuts it) and copies the
+    # clause's ``POP_EXCEPT; JUMP`` after it.  That ``break`` path runs no unwinding code; it
+    # matches the loop's normal exit ("exception handler with an unrecognised shape": the
+    # copy's POP_EXCEPT was read inside the loop).
+    "break_from_try_in_loop_ending_except_clause": (r"""
+def f(items, log, first):
+    try:
+        log.append(items[first])
+    except IndexError:
+        for p in items:
+            try:
+                x = 10 // p
+                break
+            except ZeroDivisionError:
+                log.append("skip")
+    try:
+        log.append(x)
+    except NameError:
+        log.append("unbound")
+    return log
+""", "f", [([0, 0, 5], [], 9), ([0, 0], [], 9), ([2], [], 0), ([], [], 0), (["a"], [], 5)], ALL),
+    # ... and with an ``else`` clause that returns, the ``break`` path is the only way to the
+    # clause's end, which is the loop's follow (not an unwinding past the code after the
+    # loop: linecache.updatecache, 3.13).
+    "for_else_return_in_except_clause_break_from_try": (r"""
+def f(items, log, first):
+    x = None
+    try:
+        x = items[first]
+    except IndexError:
+        for p in items:
+            try:
+                q = 10 // p
+            except (ZeroDivisionError, TypeError):
+                continue
+            try:
+                x = 100 // q
+                break
+            except (ZeroDivisionError, ValueError):
+                log.append("zero")
+        else:
+            return []
+    log.append(x)
+    return log
+""", "f", [([0, 20, 5], [], 9), ([0], [], 9), ([3], [], 0), (["a", 2], [], 9), ([], [], 1)], ALL),
 }
 
 METHOD_INPUTS_MORE = {
