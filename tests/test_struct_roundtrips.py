@@ -1013,6 +1013,24 @@ def f(items, log, first):
     log.append(x)
     return log
 """, "f", [([0, 20, 5], [], 9), ([0], [], 9), ([3], [], 0), (["a", 2], [], 9), ([], [], 1)], ALL),
+    # An ``if`` ending a ``try`` body inside an ``except`` clause that ends a loop's body:
+    # 3.13 copies the clause's end (``POP_EXCEPT; JUMP`` back to the loop) into both arms, so
+    # the arms read as ``POP_EXCEPT`` each and one ``continue`` after the ``if``
+    # ("exception handler with an unrecognised shape"; os._fwalk 3.13+).
+    "if_ending_try_in_except_clause_ending_loop": (r"""
+def f(items, log):
+    for x in items:
+        try:
+            if 10 // x:
+                log.append("big")
+        except ZeroDivisionError:
+            try:
+                if log.pop():
+                    log.append("popped")
+            except IndexError:
+                log.append("empty")
+    return log
+""", "f", [([0, 1, 0, 0], []), ([0], [0]), ([0], [1]), ([20], []), (["a"], [])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

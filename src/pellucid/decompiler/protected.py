@@ -1983,6 +1983,12 @@ def _strip_unwinding(stmts: List[ast.stmt]) -> None:
             if j < len(stmts) and isinstance(stmts[j], (ast.Return, ast.Break, ast.Continue)):
                 del stmts[k:j]
                 continue
+        if isinstance(st, ast.If) and k + 1 < len(stmts) \
+                and isinstance(stmts[k + 1], (ast.Return, ast.Break, ast.Continue)):
+            # (each arm ended in the unwinding and the same jump, written once after the
+            # ``if``: 3.13 copies an enclosing clause's ``POP_EXCEPT; JUMP`` into both arms of
+            # an ``if`` ending a ``try`` body in that clause; os._fwalk)
+            _strip_arms_unwinding(st)
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(st, field, None)
             if isinstance(inner, list) and not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
@@ -1991,6 +1997,34 @@ def _strip_unwinding(stmts: List[ast.stmt]) -> None:
         for h in getattr(st, "handlers", None) or []:
             _strip_unwinding(h.body)
         k += 1
+
+
+def _arms_unwinding(stmts: List[ast.stmt]) -> Optional[int]:
+    """Where the POP_EXCEPTs (and ``as``-name clean-ups) ending every path of ``stmts``
+    start, looking into a final ``if``'s arms (-1); ``None`` if some path does not end so."""
+    if not stmts:
+        return None
+    last = stmts[-1]
+    if isinstance(last, ast.If):
+        return -1 if _arms_unwinding(last.body) is not None \
+            and _arms_unwinding(last.orelse) is not None else None
+    j = len(stmts)
+    while j > 0 and (isinstance(stmts[j - 1], PopExcept) or _is_cleanup(stmts[j - 1])):
+        j -= 1
+    return j if any(isinstance(x, PopExcept) for x in stmts[j:]) else None
+
+
+def _strip_arms_unwinding(node: ast.If) -> None:
+    """In place: drop the unwinding :func:`_arms_unwinding` finds at the end of each arm."""
+    if _arms_unwinding(node.body) is None or _arms_unwinding(node.orelse) is None:
+        return
+    for field in ("body", "orelse"):
+        arm = getattr(node, field)
+        j = _arms_unwinding(arm)
+        if j == -1:
+            _strip_arms_unwinding(arm[-1])
+        else:
+            setattr(node, field, arm[:j] or ([ast.Pass()] if field == "body" else []))
 
 
 def _unwind_enclosing_clauses(rest: List[ast.stmt]) -> List[ast.stmt]:
