@@ -1031,6 +1031,30 @@ def f(items, log):
                 log.append("empty")
     return log
 """, "f", [([0, 1, 0, 0], []), ([0], [0]), ([0], [1]), ([20], []), (["a"], [])], ALL),
+    # T3: a ``try/except`` whose clauses all go on, in the body of ``try/except/finally``:
+    # 3.13+ put each clause's jump to the ``finally`` copy in a block of its own covered by
+    # the ``finally`` only ("an except clause goes on where the try statement does not";
+    # logging.Handler.handleError).
+    "try_except_in_try_except_finally_clauses_go_on": (r"""
+def f(r, log):
+    try:
+        try:
+            raising(r)
+        except RecursionError:
+            pass
+        except ValueError:
+            log.append("value")
+    except OSError:
+        log.append("os")
+    finally:
+        log.append("fin")
+    return log
+
+def raising(r):
+    if r is not None:
+        raise r
+""", "f", [(None, []), (RecursionError, []), (ValueError, []), (OSError, []), (KeyError, [])],
+        ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -732,6 +732,12 @@ class ProtectedBuilder:
             leave = self.private_exit(hend, ctx, hstack)
             if isinstance(leave, list):
                 hs, hstack, hend = hs + leave, None, None
+        if hstack is not None and hend is not None and after is not None and hend is not after \
+                and hend not in copies and past_lone_jumps(hend) is after:
+            # (3.13: the clauses' jump to the code after the statement lies outside their
+            # region, in the enclosing ``finally``'s only: a block of its own that only jumps
+            # there; logging.Handler.handleError)
+            hend = after
         clause_end: Optional[Block] = None
         if after is None and hstack is not None and hend is not None and (
                 exit_block is None or ctx.region is not None and (hend.origin or hend) not in ctx.region):
