@@ -1208,7 +1208,10 @@ class ProtectedBuilder:
         ``if not c: <rest>; RERAISE`` then ``<arm>``.  Read as up to 3.10:
         ``if c: <arm>; POP_EXCEPT; return`` then ``<rest>; RERAISE``
         (subprocess.Popen.__exit__)."""
-        if not pend.instrs or pend.instrs[0].op != "POP_EXCEPT":
+        tail_ops = tail_code(pend) if pend.instrs and pend.instrs[0].op == "POP_EXCEPT" else None
+        if not tail_ops or tail_ops[-1][0] != "RETURN_VALUE":
+            # (only that short ending: walked on, anything else could build this very
+            # statement again)
             return probe
         k = len(probe) - 1
         while k >= 0 and not (isinstance(probe[k], ast.If) and _ends_in_reraise(probe[k].body)):
