@@ -1055,6 +1055,35 @@ def raising(r):
         raise r
 """, "f", [(None, []), (RecursionError, []), (ValueError, []), (OSError, []), (KeyError, [])],
         ALL),
+    # A ``try`` whose body is a ``try/except`` in an ``if`` arm: 3.12 counts the body's jump
+    # past the ``else`` arm in the inner statement's region, and the inner clause jumps back
+    # to it; walked from the clause, it started the same ``try`` again, without end
+    # (RecursionError; unittest.main.TestProgram.runTests).
+    "nested_try_except_in_if_arm_clause_jumps_back": (r"""
+class O:
+    def __init__(self, a, kind):
+        self.a, self.kind, self.c = a, kind, "c"
+    def b(self):
+        if self.kind is not None:
+            raise self.kind
+        return "b"
+
+def f(a, kind, log):
+    obj = O(a, kind)
+    if obj.a:
+        try:
+            try:
+                r = obj.b()
+            except TypeError:
+                log.append("inner")
+        except ValueError:
+            log.append("outer")
+    else:
+        r = obj.c
+    if log:
+        return log
+    return r
+""", "f", [(a, k, []) for a in (0, 1) for k in (None, TypeError, ValueError, KeyError)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -719,7 +719,17 @@ class ProtectedBuilder:
             hctx = Ctx(ctx.loop, ctx.region, ctx.exc)
         elif ctx.exc is not None:
             hstop = hstop | self._region_leaves(ctx)
+        lone = frozenset(b for b in region if len(b.instrs) == 1 and b.last.op == "JUMP"
+                         and not self.cfg.is_loop_header(b))
+        if lone:
+            hstop = hstop | lone
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
+        if hend is not None and hstack is not None and hend in lone and hend is not after:
+            # (a lone jump the body runs through on its way out, counted in its region
+            # (3.12), that the clauses jump back to: where the body goes on from there)
+            on = past_lone_jumps(hend)
+            if on is after or (exit_block is not None and on is past_lone_jumps(exit_block)):
+                hend = after if on is after else exit_block
         if copies and any(st is not None and not _same_stack(st, stack) for st in (body_stack, hstack)):
             # The copies run the same instructions on what each path left on the stack (each
             # path's own return value): the same code, but not the same statement.
