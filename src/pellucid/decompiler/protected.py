@@ -720,7 +720,8 @@ class ProtectedBuilder:
         elif ctx.exc is not None:
             hstop = hstop | self._region_leaves(ctx)
         lone = frozenset(b for b in region if len(b.instrs) == 1 and b.last.op == "JUMP"
-                         and not self.cfg.is_loop_header(b))
+                         and b.jump is not None and not self.cfg.is_loop_header(b)
+                         and not self.cfg.is_loop_header(b.jump))
         if lone:
             hstop = hstop | lone
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
@@ -1663,8 +1664,6 @@ def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
     ``finally`` copy, which hides the copy on the normal path."""
     if len(stmts) < 2 or not isinstance(stmts[-1], (ast.Return, ast.Raise, Reraise)):
         return stmts
-    if isinstance(stmts[-1], Reraise):
-        stmts = _reraising_arms_as_else(stmts)
     dumps: Optional[List[str]] = None
     for i in range(len(stmts) - 1):
         first = stmts[i]
@@ -1679,6 +1678,9 @@ def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
             dumps = [ast.dump(x) for x in stmts]
         if [ast.dump(x) for x in body[-n:]] == dumps[i + 1:]:
             return stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
+    if isinstance(stmts[-1], Reraise):
+        # (no arm ends in a copy of what follows the ``if``: an ``else`` arm, then)
+        return _reraising_arms_as_else(stmts)
     return stmts
 
 
