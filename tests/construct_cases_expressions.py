@@ -559,6 +559,24 @@ def f(a, b):
     return {**a, "k": 1}, {"k": 0, **a}, {**a, **b}, {**b, "x": 2, **a, "y": 3}, dict(**a), {1: "one", **{2: "two"}}
 """, [({}, {}), ({"k": 5, "z": 1}, {"z": 2}), ({"x": 0}, {"y": 1, "k": 2}), ([1], {})])
 
+# (a dict display as the call's ``**`` lets later keys win; call keywords refuse a repeat:
+# ``g(**{**a, **b})`` was written ``g(**a, **b)``, pygments' LatexEmbeddedLexer.__init__)
+case("call_with_dict_display_kwargs", r"""
+def f(a, b, k1, k2):
+    def g(*args, **kw):
+        return args, sorted(kw.items())
+    out = [g(**{**a, **b}), g(0, **{**a, "x": 1}), g(*b, **{k1: 1, k2: 2}), g(**{"x": 1, "x": 2})]
+    try:
+        out.append(g(**{**a}, **b))
+    except TypeError as exc:
+        out.append(type(exc).__name__)
+    try:
+        out.append(g(y=0, **{**a, **{"x": 5}}))
+    except TypeError as exc:
+        out.append(type(exc).__name__)
+    return out
+""", [({}, {}, "p", "q"), ({"x": 1}, {"x": 2}, "p", "p"), ({"z": 0}, {"y": 1}, "y", "z")])
+
 # ----------------------------------------------------------------------------- del
 
 case("del_names", r"""

@@ -369,3 +369,27 @@ def f(values):
         return "unknown"
     return [classify(v) for v in values]
 """, [([],), ([1, -2.5, [3, "x", [-1]], None],)])
+
+# An or-pattern as the last item of the last case's sequence pattern, the match followed by a
+# short exit (``_pyrepl.utils.is_soft_keyword_used``, 3.15): the compiler copies the exit, and
+# the last alternative fails to a copy of its own.
+case("match_or_pattern_last_in_sequence", r"""
+from collections import namedtuple
+TI = namedtuple("TI", "type string")
+
+def f(*tokens):
+    match tokens:
+        case (None | TI(1), TI(string="lazy"), TI(string="import") | TI(string="from")):
+            return True
+        case _:
+            return False
+""", [(None, ("x", "lazy"), ("x", "from")), (("x", "y"), ("x", "lazy"), ("x", "import")),
+      ((1, "z"), ("x", "lazy"), ("x", "import")), (None, ("x", "lazy"), ("x", "to")), (1, 2), ()])
+
+case("match_or_pattern_last_in_sequence_values", r"""
+def f(t):
+    match t:
+        case (1, 2 | 3):
+            return True
+    return False
+""", [((1, 2),), ((1, 3),), ((1, 4),), ([1, 3],), ((2, 2),), (7,), ("ab",)])

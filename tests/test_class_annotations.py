@@ -72,3 +72,41 @@ def test_annotated_assignment_in_class_body_comes_back_whole(case):
     if case == "plain_class_with_bare_and_valued":
         assert "a: int" in text and "b: dict = {'k': factory}" in text, text
         assert _facts(make2(None)) == _facts(make(None))
+
+
+FUTURE_MODULE = """
+from __future__ import annotations
+
+class K:
+    x: list[int] = [3]
+
+    def g(self, a: list[int], *, b: K | None = None) -> str:
+        return a
+
+def f(c: dict[str, int]) -> K:
+    def g(a: int) -> tuple[int, ...]:
+        return a
+    return g
+"""
+
+
+def test_module_under_annotations_future_spells_its_annotations():
+    """A module that imports the annotations future: its source keeps the import, so every
+    annotation (stored as text) is written as the expression it spells, not as a string
+    literal, which the future would store quoted."""
+    code = compile(FUTURE_MODULE, "<future>", "exec", dont_inherit=True)
+    text = pellucid.decompile(code)
+    assert not text.startswith("# pellucid: NOT verified"), text
+    assert "def g(self, a: list[int], *, b: K | None=None) -> str:" in text.replace(
+        "b: K | None = None", "b: K | None=None"), text
+    assert "def g(a: int) -> tuple[int, ...]:" in text, text
+    assert "x: list[int] = [3]" in text, text
+    original, recompiled = {}, {}
+    exec(code, original)
+    exec(pellucid.recompile(code), recompiled)
+    for ns in (original, recompiled):
+        ns["inner"] = ns["f"](None)
+    assert recompiled["K"].__annotations__ == original["K"].__annotations__
+    for new, old in ((recompiled["K"].g, original["K"].g), (recompiled["f"], original["f"]),
+                     (recompiled["inner"], original["inner"])):
+        assert new.__annotations__ == old.__annotations__, old

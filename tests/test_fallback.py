@@ -537,8 +537,6 @@ def test_forced_fallback_star_arguments(forced, fn, inputs, proven):
         assert check_equivalent(fn.__code__, result.code, result.bindings).ok == proven
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14+ builds annotations lazily "
-                    "(__annotate__), which the fallback does not set up this way")
 def test_forced_fallback_annotations_use_builtin_dict(forced):
     """A nested function's annotations are set up with the builtin ``dict``, whatever the module
     binds to that name (``_pyrepl.simple_interact`` on 3.13 read the module's global ``dict``)."""
@@ -549,3 +547,46 @@ def test_forced_fallback_annotations_use_builtin_dict(forced):
     assert MARKER in pellucid.decompile(outer, verify=False)
     new = _recompiled(outer)
     assert new().__annotations__ == outer().__annotations__ == {"x": int, "return": str}
+
+
+NESTED = """
+def outer(console):
+    def inner(statement: str, /, n: %s, *rest: int, k: 'x', **kw: %s) -> bool:
+        return (statement, console, n, rest, k, kw)
+    return inner
+"""
+FUTURE_NESTED = "from __future__ import annotations\n" + NESTED % ("list[int]", "K | None")
+PLAIN_NESTED = "K = int\n" + NESTED % ("list", "K")
+
+
+@pytest.mark.parametrize("source,proven_from", [
+    # (3.8/3.9 build the annotations as a dict, which the fallback assigns after the ``def``:
+    # the verifier does not model that assignment; 3.10-3.13 without the future build a tuple
+    # of values, assigned the same way)
+    pytest.param(FUTURE_NESTED, (3, 10), id="future"),
+    pytest.param(PLAIN_NESTED, (3, 14), id="plain"),
+])
+def test_forced_fallback_writes_nested_annotations_in_the_def(forced, source, proven_from):
+    """The fallback writes a nested function's annotations in its ``def`` where MAKE_FUNCTION
+    got them as one constant tuple (3.10-3.13) or an ``__annotate__`` function (3.14+): the same
+    code, which the verifier proves (``_pyrepl.simple_interact:run_multiline_interactive_console``,
+    3.13-3.15: the annotations were assigned after the ``def``, which it did not model, and 3.14+
+    dropped the ``__annotate__``)."""
+    from pellucid.decompiler.recompile import recompile_full
+    from pellucid.verify import check_equivalent
+
+    ns = {"__name__": "fb_nested_annotations"}
+    exec(compile(source, "<fb_nested_annotations>", "exec", dont_inherit=True), ns)
+    outer = ns["outer"]
+    text = pellucid.decompile(outer, verify=False)
+    assert MARKER in text
+    new = _recompiled(outer)
+    assert new(1).__annotations__ == outer(1).__annotations__
+    assert new(1).__qualname__ == outer(1).__qualname__ == "outer.<locals>.inner"
+    assert new(1)("s", [2], 3, k=4, z=5) == outer(1)("s", [2], 3, k=4, z=5)
+    assert new(1).__kwdefaults__ is None
+    result = recompile_full(outer.__code__, None, outer.__qualname__, write=False)
+    verdict = check_equivalent(outer.__code__, result.code, result.bindings)
+    assert verdict.ok == (sys.version_info >= proven_from), verdict.reason
+    if verdict.ok:
+        assert "__annotations__ =" not in result.source, result.source

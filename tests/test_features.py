@@ -55,6 +55,8 @@ EXPECTED = {
     "COMPREHENSION_UNPACKING": ((3, 15), None),
     "CONSTANT_SLICES": ((3, 14), None),
     "PERCENT_FORMAT_AS_FSTRING": ((3, 11), None),
+    "DEFERRED_ANNOTATIONS": ((3, 14), None),
+    "POSONLY_ANNOTATIONS_FIRST": ((3, 15), None),
     "AST_UNPARSE": ((3, 9), None),
     "AST_FIX_FILLS_NONE_END": ((3, 9), None),
     "AST_INDEX_WRAPPER": ((3, 8), (3, 8)),

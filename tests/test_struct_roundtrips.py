@@ -1084,6 +1084,200 @@ def f(a, kind, log):
         return log
     return r
 """, "f", [(a, k, []) for a in (0, 1) for k in (None, TypeError, ValueError, KeyError)], ALL),
+    # S4 (runpy.run_path): ``return <expr>`` in two withs inside a try/finally whose finally
+    # holds a try/except: the copy after the __exit__ calls returns the value at the end of
+    # its body and its clause, and it was spilled into a temporary read after the withs,
+    # unbound when an __exit__ suppresses.
+    "return_in_withs_in_try_finally_holding_try_except": (QUIET + r"""
+def f(log, x, suppress, c):
+    log.append(c)
+    try:
+        with Quiet(log, suppress) as t, Quiet(log):
+            log.append(t.suppress)
+            return [10 // x].copy()
+    finally:
+        try:
+            log.remove(c)
+        except ValueError:
+            pass
+""", "f", [([], 2, True, 1), ([], 0, True, 1), ([], 0, False, 1), ([], 2, True, "enter"),
+           ([], 0, False, "enter")], ALL),
+    "return_in_with_in_try_finally_holding_try_except": (QUIET + r"""
+def f(log, x, suppress, c):
+    try:
+        with Quiet(log, suppress):
+            return 10 // x
+    finally:
+        try:
+            log.remove(c)
+        except ValueError:
+            log.append("missing")
+""", "f", [([], 2, True, 1), ([], 0, True, 1), ([], 0, False, 1), ([], 2, True, "enter")], ALL),
+    # idlelib.run.Executive.runcode (3.10+): a clause with a named exception whose arms each
+    # end in a copy of ``POP_EXCEPT; e = None; del e; return None`` (the function's end) read
+    # as the code after the handler's tests: the clause fell out of one arm into the code
+    # after the try (its else clause, written after it).
+    "named_clause_arms_end_in_return_none_copies": (r"""
+def f(log, x):
+    try:
+        if x is not None:
+            raise ZeroDivisionError(*x)
+        log.append('body')
+    except ZeroDivisionError as e:
+        if e.args:
+            ob = e.args[0]
+            if not isinstance(ob, int):
+                log.append('ob ' + str(ob))
+    except:
+        log.append('other')
+    else:
+        log.append('else')
+""", "f", [([], None), ([], ()), ([], (3,)), ([], ("s",)), ([], 5)], ALL),
+    # idlelib.pyparse.Parser._study2: ``self.a, self.b = p, q`` evaluates both values before
+    # the first store; written as two assignments, an unbound ``q`` raised after ``self.a``
+    # was set.
+    "parallel_assignment_to_attribute_and_subscript": (r"""
+class Box:
+    pass
+
+G = []
+
+def f(log, i):
+    box = Box()
+    if i > 0:
+        q = i * 2
+    if i > 1:
+        r = -i
+    p = len(log)
+    try:
+        box.a, box.b = p, q
+        log.append(1)
+        log[0], box.c = q, r
+        log.append(2)
+        box.d, G[:] = r, [p]
+    finally:
+        log.append(sorted(vars(box).items()))
+    return log
+""", "f", [([], 0), ([], 1), ([], 2)], ALL),
+    # _pyio.FileIO.readall (3.10, 3.12): a while True that no jump leaves, 3.10/3.12 copying
+    # the code after it into each break, one in an except clause after its POP_EXCEPT: read
+    # as the clause's return, that code ran with the exception still handled (its own
+    # exception got the handled one as context).
+    "while_true_break_in_clause_copied_return": (r"""
+def g(result):
+    return 10 // (len(result) - 2)
+
+def f(src):
+    result = []
+    while True:
+        try:
+            chunk = src.pop()
+        except IndexError:
+            if result:
+                break
+            return None
+        if not chunk:
+            break
+        result.append(chunk)
+    return g(result)
+""", "f", [([],), ([0],), ([1, 2],), ([0, 1, 2],), ([3],), ([0, 1],)], ALL),
+    # (the same reading must leave alone the re-raise of an unmatched exception after a clause
+    # whose try statement returns everywhere: email._encoded_words.decode_b)
+    "clause_holding_try_that_returns_everywhere": (r"""
+def f(a, b, c):
+    n = len(a)
+    try:
+        return (10 // a[0], [b] if n else [])
+    except ZeroDivisionError:
+        try:
+            return (10 // b, [c])
+        except ZeroDivisionError:
+            try:
+                return (10 // c, [b, c])
+            except ZeroDivisionError:
+                return (a, [n])
+""", "f", [([1], 1, 1), ([0], 1, 1), ([0], 0, 1), ([0], 0, 0), ([], 0, 0)], ALL),
+    # inspect.isawaitable (3.10): ``a or b and c or d`` over several lines.  3.10 threads the
+    # ``and``'s jump into the ``or``'s only where their lines agree (else ``b.__bool__`` runs
+    # twice); with lines but no end lines, the recompiled ``and`` took the ``or``'s line.
+    "and_inside_or_over_several_lines": (r"""
+class B:
+    def __init__(self, log, v):
+        self.log, self.v = log, v
+    def __bool__(self):
+        self.log.append(self.v)
+        return bool(self.v)
+
+def f(log, a, b, c, d):
+    r = (B(log, a) or
+         B(log, b) and
+            B(log, c) or
+         B(log, d))
+    return r.v
+""", "f", [([], 1, 0, 0, 0), ([], 0, 0, 1, 1), ([], 0, 1, 0, 2), ([], 0, 2, 3, 0)], ALL),
+    # Found by the third-party sweep (jinja2's Parser.subparse shape): in a while loop inside a
+    # try/finally, an ``elif`` whose code returns (through the finally's copy) beside an ``else``
+    # that raises.  The test is no break: it only leaves, so it is written inline -- it was read
+    # as the code after a ``break`` and the loop's normal exit did not rejoin it (fallback).
+    "while_in_try_finally_elif_return_else_raise": (r"""
+def f(stream, out):
+    try:
+        while stream:
+            tok = stream.pop()
+            if tok == 'a':
+                out.append(1)
+            elif tok == 'b':
+                return 1
+            else:
+                raise AssertionError(tok)
+        out.append(3)
+    finally:
+        out.append(4)
+    return 2
+""", "f", [([], []), (['a'], []), (['b', 'a'], []), (['c', 'a'], []), (['a', 'b'], [])], ALL),
+    # ... and where the finally branches, the same reading cannot hold the return's copy in the
+    # body (so it is read as a break and a while-else, as before): still verified and structured.
+    "while_in_try_finally_elif_if_return_branching_finally": (r"""
+def f(stream, end, out):
+    try:
+        while stream:
+            tok = stream.pop()
+            if tok == 'a':
+                out.append(1)
+            elif tok == 'b':
+                if end:
+                    return 1
+                out.append(5)
+            else:
+                raise AssertionError(tok)
+        out.append(3)
+    finally:
+        if end:
+            out.append(4)
+    return 2
+""", "f", [([], 0, []), (['b', 'a'], 0, []), (['b', 'a'], 1, []), (['c'], 1, []),
+           (['a', 'b'], 1, [])], ALL),
+    # A class with annotations in a function of a module under ``from __future__ import
+    # annotations`` (_pyrepl._threading_handler.install_threading_hook): its body stores the
+    # annotations' text, so recompiled on its own (no future import) they are string literals,
+    # and on 3.14+ (which defers annotations otherwise) the recompiled source imports the future.
+    "future_annotations_class_in_function": (r"""
+from __future__ import annotations
+import dataclasses
+
+def f(log, factory):
+    @dataclasses.dataclass
+    class H:
+        lock: list[int] = dataclasses.field(default_factory=factory)
+        n: int = 0
+
+        def show(self, k: int = 1) -> tuple[int, ...]:
+            log.append(k)
+            return (self.n, len(self.lock), k)
+    h = H()
+    return (H.__annotations__, [(x.name, x.type) for x in dataclasses.fields(H)],
+            H.show.__annotations__, h.show(), h.show(2))
+""", "f", [([], list), ([], tuple)], ALL),
 }
 
 METHOD_INPUTS_MORE = {
@@ -1202,3 +1396,27 @@ def test_loop_try_shape_structured(shape_id):
     new = types.FunctionType(checked.result.code, dict(ns, **checked.result.bindings), "f")
     for items in shapes.INPUTS:
         assert shapes.run(new, items) == shapes.run(func, items), items
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
+@pytest.mark.parametrize("case_id", ["match_or_pattern_last_in_sequence",
+                                     "match_or_pattern_last_in_sequence_values"])
+def test_match_or_pattern_last_in_sequence_is_structured(case_id):
+    """An or-pattern as a sequence pattern's last item (``_pyrepl.utils:is_soft_keyword_used``,
+    3.15): its last alternative fails to the compiler's copy of the exit the earlier tests fail
+    to (the ``return`` after the match); both are the next case, and the match is structured."""
+    import construct_cases_match as cases  # (tests/ is on sys.path under pytest)
+
+    case = next(c for c in cases.CASES if c["id"] == case_id)
+    ns = {"__name__": "struct_case_" + case_id, "__builtins__": builtins}
+    exec(compile(case["src"], "<%s>" % case_id, "exec", dont_inherit=True), ns)
+    func = ns["f"]
+    checked = checked_recompile(func.__code__, lambda: recompile_full(
+        func.__code__, None, func.__qualname__, write=False))
+    first = checked.attempts[0]
+    assert first.ok, "structured form not verified: %s" % first.reason
+    assert MARKER not in checked.result.source, checked.result.source
+    assert "match " in checked.result.source
+    new = types.FunctionType(checked.result.code, ns, func.__name__)
+    for args in case["calls"]:
+        assert _run(new, args) == _run(func, args), args

@@ -168,10 +168,17 @@ class CFG:
         """Whether every path from the entry to ``b`` passes ``a``."""
         # Climb only as far as ``a``'s depth: a long chain of ifs makes the tree deep, and
         # walking to the root on every query made large functions quadratic.
-        da, db = _depth(self.idom, a, self._dom_depth), _depth(self.idom, b, self._dom_depth)
+        # (the memo's entries read here first: asked tens of times per block)
+        idom, memo = self.idom, self._dom_depth
+        da = memo.get(a)
+        if da is None:
+            da = _depth(idom, a, memo)
+        db = memo.get(b)
+        if db is None:
+            db = _depth(idom, b, memo)
         node: Optional[Block] = b
         for _ in range(db - da):
-            node = self.idom.get(node)  # type: ignore[arg-type]
+            node = idom.get(node)  # type: ignore[arg-type]
         return node is a
 
     # -- loops ----------------------------------------------------------------------------------

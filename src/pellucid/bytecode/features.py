@@ -193,6 +193,23 @@ PERCENT_FORMAT_AS_FSTRING = not any(
     i.opname.startswith("BINARY") for i in dis.get_instructions(
         compile("'%s' % (x,)", "<probe>", "eval")))
 
+#: Annotations of a class or module body are evaluated lazily, by a compiler-made
+#: ``__annotate__`` (PEP 649, 3.14+): only under ``from __future__ import annotations`` does such a
+#: body still set up ``__annotations__`` and store the annotations (as text) itself.
+DEFERRED_ANNOTATIONS = not any(i.opname == "SETUP_ANNOTATIONS" for i in dis.get_instructions(
+    compile("x: int", "<probe>", "exec")))
+
+
+def _posonly_annotations_first() -> bool:
+    ns: dict = {}
+    exec(compile("def f(a: 1, /, b: 2): pass", "<probe>", "exec"), ns)  # noqa: S102
+    return list(ns["f"].__annotations__) == ["a", "b"]
+
+
+#: A ``def``'s annotations are evaluated in parameter order (3.15); before, the parameters
+#: after ``/`` came before those ahead of it (``def f(a: A, /, b: B)``: ``B``, then ``A``).
+POSONLY_ANNOTATIONS_FIRST = _posonly_annotations_first()
+
 # ---- compiler layouts no opcode tells (by version) --------------------------------------------
 
 #: ``while c: body`` is compiled as ``if c:`` around a loop that tests ``c`` again at its end

@@ -9,7 +9,7 @@ recompiled body would lack ``__annotations__``.  An annotated statement must be 
 """
 import ast
 import types
-from typing import Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from pellucid.bytecode.features import AST_TRY_STAR
 
@@ -47,19 +47,46 @@ def _has_annotation(stmts: List[ast.stmt]) -> bool:
     return any(isinstance(st, ast.AnnAssign) for block in _statement_lists(stmts) for st in block)
 
 
-def _fold_store_then_annotation(stmts: List[ast.stmt]) -> bool:
-    """``a.b = v`` then the expression ``T`` -> ``a.b: T = v``, in place: the same code in a
-    module or class body (value, store, then the annotation evaluated and dropped)."""
+def _join_pairs(stmts: List[ast.stmt], joined_of: Callable[[ast.stmt, ast.stmt], Optional[ast.stmt]],
+                once: bool) -> bool:
+    """Replace, in place, each two adjacent statements that ``joined_of`` makes one of (only
+    the first pair with ``once``); whether any was."""
+    found = False
     for block in _statement_lists(stmts):
-        for k in range(len(block) - 1):
-            st, nxt = block[k], block[k + 1]
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
-                    and isinstance(st.targets[0], (ast.Attribute, ast.Subscript)) \
-                    and isinstance(nxt, ast.Expr) and isinstance(nxt.value, _ANNOTATION_LIKE) \
-                    and not getattr(st, "type_comment", None):
-                block[k:k + 2] = [ast.AnnAssign(st.targets[0], nxt.value, st.value, 0)]
-                return True
-    return False
+        k = 0
+        while k < len(block) - 1:
+            joined = joined_of(block[k], block[k + 1])
+            if joined is not None:
+                block[k:k + 2] = [joined]
+                if once:
+                    return True
+                found = True
+            k += 1
+    return found
+
+
+def _store_then_expression(st: ast.stmt, nxt: ast.stmt) -> Optional[ast.stmt]:
+    # ``a.b = v`` then the expression ``T``: value, store, the annotation evaluated and dropped
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+            and isinstance(st.targets[0], (ast.Attribute, ast.Subscript)) \
+            and isinstance(nxt, ast.Expr) and isinstance(nxt.value, _ANNOTATION_LIKE) \
+            and not getattr(st, "type_comment", None):
+        return ast.AnnAssign(st.targets[0], nxt.value, st.value, 0)
+    return None
+
+
+def _store_then_annotation(st: ast.stmt, nxt: ast.stmt) -> Optional[ast.stmt]:
+    # ``x = v`` then ``x: T``: value, store, then ``__annotations__['x'] = T``
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+            and isinstance(st.targets[0], ast.Name) and not getattr(st, "type_comment", None) \
+            and isinstance(nxt, ast.AnnAssign) and nxt.value is None and nxt.simple \
+            and isinstance(nxt.target, ast.Name) and nxt.target.id == st.targets[0].id:
+        joined = ast.AnnAssign(st.targets[0], nxt.annotation, st.value, 1)
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_pos"):
+            if attr in st.__dict__:
+                setattr(joined, attr, st.__dict__[attr])
+        return joined
+    return None
 
 
 def join_stores_and_annotations(stmts: List[ast.stmt]) -> List[ast.stmt]:
@@ -72,20 +99,7 @@ def join_stores_and_annotations(stmts: List[ast.stmt]) -> List[ast.stmt]:
     >>> [type(st).__name__ for st in join_stores_and_annotations(body)]
     ['AnnAssign']
     """
-    for block in _statement_lists(stmts):
-        k = 0
-        while k < len(block) - 1:
-            st, nxt = block[k], block[k + 1]
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
-                    and isinstance(st.targets[0], ast.Name) and not getattr(st, "type_comment", None) \
-                    and isinstance(nxt, ast.AnnAssign) and nxt.value is None and nxt.simple \
-                    and isinstance(nxt.target, ast.Name) and nxt.target.id == st.targets[0].id:
-                joined = ast.AnnAssign(st.targets[0], nxt.annotation, st.value, 1)
-                for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_pos"):
-                    if attr in st.__dict__:
-                        setattr(joined, attr, st.__dict__[attr])
-                block[k:k + 2] = [joined]
-            k += 1
+    _join_pairs(stmts, _store_then_annotation, once=False)
     return stmts
 
 
@@ -98,10 +112,52 @@ def keep_annotations_setup(stmts: List[ast.stmt], future_annotations: bool) -> L
     the compiler drops entirely except for its effect of setting ``__annotations__`` up."""
     if _has_annotation(stmts):
         return stmts
-    if not future_annotations and _fold_store_then_annotation(stmts):
+    # (``a.b = v`` then the expression ``T`` is ``a.b: T = v``: the same code in a module or
+    # class body; one such pair is enough to keep the setup)
+    if not future_annotations and _join_pairs(stmts, _store_then_expression, once=True):
         return stmts
     marker = ast.AnnAssign(ast.Name("__annotations__", ast.Store()), ast.Constant(None), None, 0)
     return list(stmts) + [ast.If(ast.Constant(None), [marker], [])]
+
+
+def spelled_annotation(text: str) -> Optional[ast.expr]:
+    """The expression whose annotation ``from __future__ import annotations`` stores as ``text``,
+    or None where the compiler would not write that expression back as the same text.
+
+    >>> ast.dump(spelled_annotation("list[int]").value)
+    "Name(id='list', ctx=Load())"
+    """
+    try:
+        parsed = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    from pellucid.decompiler.unparse import unparse
+    return parsed if unparse(ast.Expression(parsed)) == text else None
+
+
+def spelled_annotations(annotations: Dict[str, ast.expr], code: types.CodeType,
+                        pool: Any) -> Optional[Dict[str, ast.expr]]:
+    """A function's ``annotations`` as written in its ``def``: where the source written imports
+    the annotations future (``pool.future_annotations``) and ``code`` was compiled under it,
+    the texts it stored become the expressions they spell; None where one has no such spelling.
+    Elsewhere ``annotations`` as they are (a text stays a string literal)."""
+    if not (pool.future_annotations and code.co_flags & 0x1000000):
+        return annotations
+    spelled = {}
+    for name, ann in annotations.items():
+        parsed = spelled_annotation(ann.value) \
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str) else None
+        if parsed is None:
+            return None
+        spelled[name] = parsed
+    return spelled
+
+
+def imports_future_annotations(code: types.CodeType) -> bool:
+    """``code`` is a module's code that says ``from __future__ import annotations`` (not only
+    compiled with the flag, which source would not repeat)."""
+    return bool(code.co_flags & 0x1000000) and "__future__" in code.co_names \
+        and any(isinstance(k, tuple) and "annotations" in k for k in code.co_consts)
 
 
 def future_annotations(code: types.CodeType) -> bool:

@@ -93,6 +93,11 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         #: then, its own fields then), so a compound statement's body is not walked again each
         #: time it is nested in another (an elif chain nests one level per arm)
         self._no_copies: Dict[int, Tuple[ast.stmt, int, tuple]] = {}
+        #: :data:`sharing.COPY_MARKS` when this decompiler began: while it is unchanged no node was
+        #: marked copied since, and every node a statement of this body holds was made since (by
+        #: this decompiler, a nested one, or a copy of such a node), or is a constant pool's
+        #: fresh name: none is copied, and ``emit`` need not walk the statement to ask
+        self._marks_at_start = sharing.COPY_MARKS[0]
         #: the values ``pending`` is keyed by (their ids), kept alive for the whole decompile:
         #: an entry that is never used (a loop's re-test drops its ``f := ...``) must not be
         #: found again by a new node that Python gave the freed value's id (``f = x = 2``)
@@ -144,7 +149,7 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if self.floor >= len(stack):
             # Nothing on the stack to save: only a value the statement uses twice is named
             # (most statements; a compound one is walked whole each time it is nested again)
-            if _has_copied(stmt, self._no_copies):
+            if sharing.COPY_MARKS[0] != self._marks_at_start and _has_copied(stmt, self._no_copies):
                 stmt, _ = self._name_shared(out, stmt, stack)
             out.append(stmt)
             return {}

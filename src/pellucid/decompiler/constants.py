@@ -118,6 +118,11 @@ class ConstantPool:
         #: the fallback's nested ``def`` names (unique within one decompile) -> the code object's
         #: own name and qualified name, which recompile gives the compiled code back
         self.fallback_defs: Dict[str, Any] = {}
+        #: the source written is compiled under ``from __future__ import annotations`` (a module
+        #: that imports it): annotations the flag stored as text are written as the expressions
+        #: they spell.  Elsewhere (a function or class of such a module recompiled on its own)
+        #: they stay string literals, which compile to the same text.
+        self.future_annotations = False
 
     def expr(self, value: Any, as_set: bool = False) -> ast.expr:
         """Expression for ``value``; ``as_set`` writes a frozenset as a set display (``x in {1}``)."""

@@ -78,10 +78,18 @@ def fold_temporaries(tree: ast.AST) -> ast.AST:
     """Apply the rewrites of the module docstring to every function in ``tree``, in place."""
     if not enabled():
         return tree
-    for node in all_nodes(tree):
+    nodes = all_nodes(tree)
+    # No temporary anywhere (most trees): each function's run would only merge its deletes,
+    # after a walk of its own to find none (a second walk of the whole tree, and more).
+    plain = not any(type(n) is ast.Name and n.id.startswith("__pellucid_t")  # type: ignore[attr-defined]
+                    for n in nodes)
+    for node in nodes:
         if isinstance(node, _FUNCTIONS):
             try:
-                _Function(node).run()
+                if plain:
+                    _merge_deletes(node.body)
+                else:
+                    _Function(node).run()
             except RecursionError:
                 raise  # (the caller retries flat)
             except Exception:  # pragma: no cover - a bug here must not cost the decompile
@@ -421,13 +429,29 @@ class _Function:
     def _position(self, body: List[ast.stmt], stmt_id: int) -> int:
         """Index of the statement ``stmt_id`` in ``body`` (-1: no longer there)."""
         table = self.positions.get(id(body))
-        if table is None:
-            table = self.positions[id(body)] = {id(s): k for k, s in enumerate(body)}
+        if table is not None:
+            k = table.get(stmt_id)
+            if k is None:
+                # Every statement asked about was in ``body`` when this round's facts were
+                # taken, and within a round statements are only removed or replaced, never
+                # inserted: one the table does not have was gone when it was made.
+                return -1
+            else:
+                # (and one still in ``body`` is where the table saw it or before.  The table is
+                # not rebuilt after each change: Dynamo's spill runs change a body hundreds of
+                # times, and each rebuild walked all of it.)
+                k = min(k, len(body) - 1)
+                while k >= 0 and id(body[k]) != stmt_id:
+                    k -= 1
+                if k >= 0:
+                    table[stmt_id] = k
+                    return k
+        # (no longer there: the exact answer from a fresh table)
+        table = self.positions[id(body)] = {id(s): k for k, s in enumerate(body)}
         return table.get(stmt_id, -1)
 
     def _changed(self, body: List[ast.stmt], *removed: ast.AST) -> None:
-        self.positions.pop(id(body), None)
-        self.keep.extend(removed)
+        self.keep.extend(removed)  # (their ids stay unique: the tables never confuse them)
 
     # -- one round ---------------------------------------------------------------------------
     def _round(self) -> bool:
@@ -792,6 +816,10 @@ def _bodies(body: List[ast.stmt]) -> Iterator[List[ast.stmt]]:
 # --------------------------------------------------------------------------- helpers
 
 def _deleted_in(node: ast.AST) -> FrozenSet[str]:
+    if isinstance(node, _SIMPLE) and type(node) is not ast.Delete:
+        # (only a ``del`` statement's targets are in the Del context: no walk of the others,
+        # once per statement per round)
+        return _NONE
     return frozenset(n.id for n in all_nodes(node)
                      if type(n) is ast.Name and isinstance(n.ctx, ast.Del))
 

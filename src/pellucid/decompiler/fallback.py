@@ -46,7 +46,8 @@ from pellucid.bytecode.cfg import CFG, Block
 from pellucid.bytecode.features import (EXCEPTION_IS_ONE_VALUE, EXCEPTION_TABLE, GEN_START,
                                         MAKE_FUNCTION_POPS_QUALNAME, MATCH_CLASS_ERROR_NAMES_PATTERN,
                                         MATCH_CLASS_ERROR_SAYS_CLASS,
-                                        MATCH_PUSHES_SUCCESS, WITH_CHECKS_PROTOCOL,
+                                        MATCH_PUSHES_SUCCESS, POSONLY_ANNOTATIONS_FIRST,
+                                        WITH_CHECKS_PROTOCOL,
                                         WITH_ERROR_NAMES_QUALIFIED_TYPE,
                                         WITH_LOADS_SPECIAL_METHODS)
 from pellucid.bytecode.instruction import Instr
@@ -792,9 +793,10 @@ class Fallback:
         self.w("%s = [*%s, *%s]" % (c, c, v))
 
     def op_SET_UPDATE(self, ins: Instr, arg: int) -> None:
+        # (set.update is SET_UPDATE's own code, errors included; rebuilding the display would
+        # hash every element again, which user code can see)
         v = self.pop()
-        c = _slot(len(self.stack) - arg)
-        self.w("%s = {*%s, *%s}" % (c, c, v))
+        self.w("%s.update(%s)" % (_slot(len(self.stack) - arg), v))
 
     def op_DICT_UPDATE(self, ins: Instr, arg: int) -> None:
         v = self.pop()
@@ -958,12 +960,14 @@ class Fallback:
         kind, code, _ = self.pop_any()
         if kind != "code":
             raise FallbackError("MAKE_FUNCTION without a constant code object")
-        attrs: Dict[int, str] = {}
+        attrs: Dict[int, Any] = {}
         for flag in (8, 4, 2, 1):
             if arg & flag:
                 k, payload = self.stack.pop()
                 name = _slot(len(self.stack))
                 attrs[flag] = name if k == V else ""
+                if flag == 4 and k == V:
+                    attrs[flag] = _constant_annotations(payload) or attrs[flag]
         self.nfn += 1
         # (the hidden function of a PEP 695 generic definition: see _generic_definition)
         kind = "generic" if code.co_name.startswith("<generic parameters of ") else "function"
@@ -971,12 +975,21 @@ class Fallback:
 
     def op_SET_FUNCTION_ATTRIBUTE(self, ins: Instr, arg: int) -> None:
         kind, payload = self.stack.pop()
-        k, p, name = self.pop_any(closures=True)
         if kind != "function" and kind != "generic":
             raise FallbackError("SET_FUNCTION_ATTRIBUTE on a non-function")
         code, attrs, q, n = payload
         attrs = dict(attrs)
-        attrs[arg] = name if k == V else ""
+        top = self.stack[-1] if self.stack else None
+        if arg == 16 and top is not None and top[0] == "function" and _compiler_annotate(top[1]):
+            # 3.14+: the ``__annotate__`` function, written as the annotations of the ``def``
+            # (which makes the same function), not as a function of its own
+            self.stack.pop()
+            attrs[arg] = _Annotations(top[1][0])
+        else:
+            k, p, name = self.pop_any(closures=True)
+            attrs[arg] = name if k == V else ""
+            if arg == 4 and k == V:
+                attrs[arg] = _constant_annotations(p) or attrs[arg]
         # the value slot stays reserved: the function is materialised at its own depth
         self.stack.append((kind, (code, attrs, q, n)))
         self._materialize_fn_if_needed(None)
@@ -984,7 +997,7 @@ class Fallback:
     def _materialize_fn_if_needed(self, _unused: Any) -> None:
         pass
 
-    def _function_def(self, code: types.CodeType, attrs: Dict[int, str], qualname: Any, fname: str) -> List[str]:
+    def _function_def(self, code: types.CodeType, attrs: Dict[int, Any], qualname: Any, fname: str) -> List[str]:
         if not self.emitting:
             return []
         return nested_definition_lines(code, attrs, qualname, fname, self.pool)
@@ -1645,31 +1658,105 @@ def _body_or_fallback(code: types.CodeType, pool: ConstantPool, comprehension: b
         return stmts, _NoDeclarations()
 
 
-def _signature(code: types.CodeType) -> str:
+class _Annotations:
+    """A nested function's annotations that the fallback writes in its ``def``: MAKE_FUNCTION's
+    constant ``(name, value, ...)`` tuple (3.10-3.13: ``from __future__ import annotations``, or
+    constant annotations), or its compiler-made ``__annotate__`` code (3.14+).  Assigned to
+    ``__annotations__`` after the ``def`` they would be another function's attribute store."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+
+def _constant_annotations(payload: Any) -> Optional[_Annotations]:
+    if not (payload and payload[0] == "const" and type(payload[1]) is tuple):
+        return None
+    flat = payload[1]
+    if len(flat) % 2 or not all(type(k) is str for k in flat[0::2]):
+        return None
+    return _Annotations(flat)
+
+
+def _compiler_annotate(payload: Any) -> bool:
+    """A static function slot's payload is a compiler-made ``__annotate__`` whose closure (if
+    any) is cells of variables, which a ``def`` here closes over again."""
+    code, attrs = payload[0], payload[1]
+    return code.co_name == "__annotate__" and code.co_varnames[:1] == ("format",) \
+        and code.co_argcount == 1 and set(attrs) <= {8} and not attrs.get(8)
+
+
+def _annotation_texts(code: types.CodeType, ann: _Annotations, pool: ConstantPool) -> Dict[str, str]:
+    """Each annotation of ``code`` (a parameter name or ``return``) as the source of its
+    expression, in the order the compiler evaluates a ``def``'s annotations (the order their
+    tuple or ``__annotate__`` lists them in: else FallbackError)."""
+    if isinstance(ann.source, tuple):
+        exprs = {k: pool.expr(v) for k, v in zip(ann.source[0::2], ann.source[1::2])}
+        order = list(ann.source[0::2])
+    else:
+        from pellucid.decompiler.deferred_annotations import function_annotations
+        from pellucid.decompiler.functions import FunctionStub
+
+        class _Reader:  # (what function_annotations reads of a body decompiler)
+            consts = pool
+        try:
+            exprs = function_annotations(_Reader(), FunctionStub(ann.source))
+        except _INTERNAL as exc:
+            raise FallbackError("__annotate__ of %s: %s" % (code.co_name, reason_of(exc)))
+        order = list(exprs)
+    from pellucid.decompiler.annotations_setup import spelled_annotations
+    spelled = spelled_annotations(exprs, code, pool)
+    if spelled is None or len(order) != len(set(order)) or order != [
+            n for n in _annotation_order(code) if n in spelled]:
+        raise FallbackError("annotations of %s that its signature cannot write" % code.co_name)
+    return {k: unparse(ast.Expression(v)) for k, v in spelled.items()}
+
+
+def _annotation_order(code: types.CodeType) -> List[str]:
+    """The names a ``def`` of ``code`` can annotate, in the order the compiler evaluates them:
+    the positional parameters (before 3.15 those after ``/`` ahead of those before it),
+    ``*args``, the keyword-only ones, ``**kwargs``, ``return``."""
+    names = list(code.co_varnames)
+    nposonly = getattr(code, "co_posonlyargcount", 0)
+    k = code.co_argcount + code.co_kwonlyargcount
+    star = [names[k]] if code.co_flags & 0x04 else []
+    k += len(star)
+    starstar = [names[k]] if code.co_flags & 0x08 else []
+    positional = names[:code.co_argcount] if POSONLY_ANNOTATIONS_FIRST \
+        else names[nposonly:code.co_argcount] + names[:nposonly]
+    return positional + star + names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount] \
+        + starstar + ["return"]
+
+
+def _signature(code: types.CodeType, annotations: Optional[Dict[str, str]] = None) -> str:
     names = [_local(n) for n in code.co_varnames]
+    ann = annotations or {}
+
+    def param(k: int) -> str:
+        text = ann.get(code.co_varnames[k])
+        return names[k] if text is None else "%s: %s" % (names[k], text)
     k = 0
     parts: List[str] = []
     npos = code.co_argcount
     nposonly = getattr(code, "co_posonlyargcount", 0)
     for i in range(npos):
-        parts.append(names[k])
+        parts.append(param(k))
         k += 1
         if nposonly and i == nposonly - 1:
             parts.append("/")
-    kwonly = names[k:k + code.co_kwonlyargcount]
+    kwonly = [param(j) for j in range(k, k + code.co_kwonlyargcount)]
     k += code.co_kwonlyargcount
     if code.co_flags & 0x04:
-        parts.append("*" + names[k])
+        parts.append("*" + param(k))
         k += 1
     elif kwonly:
         parts.append("*")
     parts.extend(kwonly)
     if code.co_flags & 0x08:
-        parts.append("**" + names[k])
+        parts.append("**" + param(k))
     return ", ".join(parts)
 
 
-def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualname: Any, fname: str,
+def nested_definition_lines(code: types.CodeType, attrs: Dict[int, Any], qualname: Any, fname: str,
                             pool: ConstantPool) -> List[str]:
     """``def fname(...)`` for a nested code object made by MAKE_FUNCTION inside a fallback body."""
     from pellucid.decompiler.functions import docstring_of, finish_function_body
@@ -1691,7 +1778,13 @@ def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualnam
             stmts = [ast.Expr(ast.Constant(doc))] + stmts
     body = unparse(ast.Module(stmts or [ast.Pass()], [])).split("\n")
     kw = "async def" if code.co_flags & (0x80 | 0x200) else "def"
-    out = ["%s %s(%s):" % (kw, fname, _signature(code))] + _indent(body)
+    annotations = attrs.get(4) or attrs.get(16)
+    texts = _annotation_texts(code, annotations, pool) if isinstance(annotations, _Annotations) \
+        else None
+    if attrs.get(16) is not None and texts is None:
+        raise FallbackError("an __annotate__ of %s that is not the compiler's" % code.co_name)
+    returns = " -> %s" % texts["return"] if texts and "return" in texts else ""
+    out = ["%s %s(%s)%s:" % (kw, fname, _signature(code, texts), returns)] + _indent(body)
     out.append("%s.__name__ = %r" % (fname, code.co_name))
     q = getattr(code, "co_qualname", None) or qualname
     if isinstance(q, str):
@@ -1700,7 +1793,7 @@ def nested_definition_lines(code: types.CodeType, attrs: Dict[int, str], qualnam
         out.append("%s.__defaults__ = %s" % (fname, attrs[1]))
     if attrs.get(2):
         out.append("%s.__kwdefaults__ = %s" % (fname, attrs[2]))
-    if attrs.get(4):
+    if attrs.get(4) and texts is None:
         a = attrs[4]
         out.append("%s.__annotations__ = %s if __pellucid_builtins.isinstance(%s, __pellucid_builtins.dict) else __pellucid_builtins.dict(__pellucid_builtins.zip(%s[::2], %s[1::2]))"
                    % (fname, a, a, a, a))

@@ -184,7 +184,20 @@ class FunctionBuilder:
                 v = stack.pop()
                 if flag != 8:
                     stub.set_attribute(flag, v)
+        if arg & 4:
+            self._spell_future_annotations(stub)
         stack.append(stub)
+
+    def _spell_future_annotations(self, stub: FunctionStub) -> None:
+        """Under ``from __future__ import annotations`` in the source written, the texts the
+        flag stored as annotations become the expressions they spell (a string literal would be
+        stored quoted)."""
+        from pellucid.decompiler.annotations_setup import spelled_annotations
+        spelled = spelled_annotations(stub.annotations, stub.value, self.consts)
+        if spelled is None:
+            raise StructureError("an annotation of %s has no source under the annotations future"
+                                 % stub.value.co_name)
+        stub.annotations = spelled
 
     def op_SET_FUNCTION_ATTRIBUTE(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         func = stack.pop()
@@ -196,8 +209,11 @@ class FunctionBuilder:
             if not is_annotate(v):
                 raise StructureError("__annotate__ is not a compiler-made annotation function")
             func.annotations = function_annotations(self, v)
+            self._spell_future_annotations(func)
         elif arg != 8:
             func.set_attribute(arg, v)
+            if arg == 4:
+                self._spell_future_annotations(func)
         stack.append(func)
 
     # -- nested code ----------------------------------------------------------------------------
@@ -484,7 +500,7 @@ def unassigned_locals(code: types.CodeType, body: List[ast.stmt]) -> List[str]:
     candidates = [n for n in candidates if n in used]
     if not candidates:
         return []  # (most functions: no walk of the body)
-    bound = _bound_names(body)
+    bound = _bound_names(body, set(candidates))
     return [n for n in candidates if n not in bound]
 
 
@@ -497,12 +513,17 @@ _BINDS_NOTHING = frozenset([ast.Attribute, ast.Call, ast.Constant, ast.Load, ast
                             ast.keyword, ast.Return, ast.If, ast.BoolOp, ast.Slice, ast.Dict])
 
 
-def _bound_names(body: List[ast.stmt]) -> Set[str]:
+def _bound_names(body: List[ast.stmt], wanted: Optional[Set[str]] = None) -> Set[str]:
     """Names ``body`` binds in its own scope -- and, to be safe, the targets of comprehensions
     (3.12+ keeps an inlined comprehension's variables among the function's locals, though the
-    source binds them in the comprehension's scope)."""
+    source binds them in the comprehension's scope).
+
+    ``wanted``: the caller asks only which of these names are bound; the walk stops once a
+    plain name binding has been found for each (the set returned may then lack others).  It
+    begins with the first statement, where a function usually binds its locals."""
     bound: Set[str] = set()
-    work: List[ast.AST] = list(body)
+    work: List[ast.AST] = list(reversed(body))  # (popped from the end: the first statement first)
+    missing = set(wanted) if wanted else None
     append, extend, contexts = work.append, work.extend, CONTEXTS
     while work:
         node = work.pop()
@@ -513,6 +534,10 @@ def _bound_names(body: List[ast.stmt]) -> Set[str]:
             # (the commonest node: its only child is its context, which binds nothing)
             if type(node.ctx) is not ast.Load:
                 bound.add(node.id)
+                if missing is not None and node.id in missing:
+                    missing.discard(node.id)
+                    if not missing:
+                        return bound
             continue
         if cls in _BINDS_NOTHING:
             pass  # the common nodes: none of the tests below applies, only their children count

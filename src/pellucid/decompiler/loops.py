@@ -461,7 +461,7 @@ class LoopBuilder:
     def _follow(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
                 body: FrozenSet[Block] = frozenset(),
                 for_stack: Optional[List[Any]] = None,
-                statement_breaks: bool = False) -> Optional[Block]:
+                statement_breaks: bool = False, inline_leaving: bool = False) -> Optional[Block]:
         breaks = exits - {normal} if normal is not None else set(exits)
         if body:
             resolved = set()
@@ -481,7 +481,14 @@ class LoopBuilder:
         if not breaks:
             return normal
         if len(breaks) == 1:
-            return next(iter(breaks))
+            only = next(iter(breaks))
+            if inline_leaving and body and normal is not None and only.last.op in POP_JUMPS \
+                    and _only_leaves(only, body) and not _reaches(normal, only, body):
+                # No ``break``: a test in the body (``elif c: return x`` beside ``else: raise
+                # E``) whose every way returns or raises -- out of a ``try/finally`` around the
+                # loop, so the natural loop's exits list it; it is written inline.
+                return normal
+            return only
         # Jumps threaded past the loop: prefer the one every other exit leads to.
         for b in breaks:
             if all(self.cfg.common_pdom(o, b) is b for o in breaks):
@@ -964,7 +971,35 @@ class LoopBuilder:
                 # A chained comparison's early tests leave through a block that drops the
                 # duplicated operand and jumps on to the same place: not a ``break``.
                 exits = self._chain_cleanup_exits(exits, chain, normal)
-        follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
+        return self._try_inline_leaving(exits, normal, ctx, body, out, lambda follow: self._while_from(
+            header, body, stack, ctx, stop, out, cond, start, cont, normal, follow))
+
+    def _try_inline_leaving(self, exits: Set[Block], normal: Optional[Block], ctx: Ctx,
+                            body: FrozenSet[Block], out: List[ast.stmt],
+                            build: Any) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        """``build`` the ``while`` loop from its follow, writing a body test that only returns
+        or raises inline when the body can hold it (a ``return``'s copy of a ``finally`` that
+        branches may not be); else as before: the code after a ``break``, the normal exit an
+        ``else`` clause."""
+        follow = self._follow(exits, normal, ctx, body, statement_breaks=True, inline_leaving=True)
+        if follow is normal and normal is not None:
+            other = self._follow(exits, normal, ctx, body, statement_breaks=True)
+            if other is not follow:
+                saved, written = self.save_state(), len(out)  # type: ignore[attr-defined]
+                try:
+                    return build(follow)  # type: ignore[no-any-return]
+                except StructureError:
+                    self.restore_state(saved)  # type: ignore[attr-defined]
+                    del out[written:]
+                    follow = other
+        return build(follow)  # type: ignore[no-any-return]
+
+    def _while_from(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                    stop: FrozenSet[Block], out: List[ast.stmt], cond: ast.expr, start: Block,
+                    cont: Block, normal: Optional[Block],
+                    follow: Optional[Block]) -> Tuple[Optional[List[Any]], Optional[Block]]:
+        if follow is None and normal is None:
+            follow = self._clause_copied_follow(header, body)
         self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)  # (an earlier try's)
         self.active_loops.add(header)
         try:
@@ -988,6 +1023,60 @@ class LoopBuilder:
         orelse = self._else_clause(normal, follow, stack, ctx, stop)
         self.emit(out, ast.While(cond, body_s, orelse), stack)
         return (list(stack) if follow is not None else None), follow
+
+    def _clause_copied_follow(self, header: Block, body: FrozenSet[Block]) -> Optional[Block]:
+        """The code after a ``while True`` that no jump leaves, when 3.10/3.12 copied it into
+        each ``break``, one of them in an ``except`` clause after its POP_EXCEPT
+        (``except E: if c: break; return None``, then ``return f(x)`` after the loop:
+        _pyio.FileIO.readall).  Read as the clause's ``return f(x)``, ``f`` would run with the
+        exception still handled; the copies are one follow, each read as ``break`` (the
+        clause's cut after its POP_EXCEPT, see ``run_block``).  ``None`` if there is no such
+        copy in a clause."""
+        leaving = [s for b in body for s in b.succs if s not in body]
+        codes = {}
+        for s in leaving:
+            code = tail_code(s)
+            if code is not None and code[-1][0] == "RETURN_VALUE":
+                codes.setdefault(repr(code), []).append(s)
+        if not codes:
+            return None
+        chain = self.handler_chain  # type: ignore[attr-defined]
+        block_at = self.cfg.block_at
+        handlers = {t for b in body for t in chain(b)[:1]}
+        # (the body's blocks normal flow reaches from the head: no clause code)
+        normal: Set[Block] = set()
+        work = [header]
+        while work:
+            b = work.pop()
+            if b not in normal and b in body:
+                normal.add(b)
+                work.extend(b.succs)
+        cuts: Dict[Block, Tuple[int, str]] = {}
+        for h in handlers:
+            if not self.protected_set(h) <= body:  # type: ignore[attr-defined]
+                continue  # (a try around the loop)
+            seen: Set[Block] = set()
+            work = [block_at[h]] if h in block_at else []
+            while work and len(seen) < 64:
+                b = work.pop()
+                if b in seen or b in normal:
+                    continue
+                seen.add(b)
+                work.extend(b.succs)
+                k = next((k for k, i in enumerate(b.instrs) if i.op == "POP_EXCEPT"), None)
+                if k is None or k + 1 >= len(b.instrs) or b.succs:
+                    continue
+                code = tail_code(b, k + 1)
+                if code is not None and repr(code) in codes:
+                    cuts[b] = (k + 1, repr(code))
+        if not cuts or len({c for _, c in cuts.values()}) != 1:
+            return None
+        copies = codes[next(iter(cuts.values()))[1]]
+        first = min(copies, key=lambda b: b.start)
+        self.brk_copies[first] = frozenset(copies)
+        for b, (k, _) in cuts.items():
+            self.break_cuts[b] = (k, first)
+        return first
 
     def _chain_cleanup_exits(self, exits: Set[Block], chain: FrozenSet[Block], normal: Optional[Block]) -> Set[Block]:
         """``exits`` less the blocks where a chained comparison's early tests leave the loop: they
@@ -1076,7 +1165,13 @@ class LoopBuilder:
             return None
         latch, chain = test
         exits = self._chain_cleanup_exits(self._exits(body, header), chain, normal)
-        follow = self._follow(exits, normal, ctx, body, statement_breaks=True)
+        return self._try_inline_leaving(exits, normal, ctx, body, out, lambda follow: self._guarded_from(
+            header, body, stack, ctx, stop, out, cond, latch, normal, conts, follow))
+
+    def _guarded_from(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                      stop: FrozenSet[Block], out: List[ast.stmt], cond: ast.expr, latch: Block,
+                      normal: Optional[Block], conts: FrozenSet[Block],
+                      follow: Optional[Block]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         self.__dict__.get("_pellucid_pending_follows", {}).pop(header, None)  # (an earlier try's)
         self.active_loops.add(header)
         self.active_loops.update(conts)

@@ -329,7 +329,11 @@ class ProtectedBuilder:
             # A ``finally`` copy that is a ``try`` statement ends each of its blocks with the
             # constant ``return`` after it (3.10+ copy it into the clauses): the copy, then
             # the return.
-            trial = _drop_returns_before_same(_split_tail_return(trial))
+            trial = _drop_returns_before_same(_split_tail_return(trial, before), before)
+        elif len(trial) == 2 and isinstance(trial[0], ast.Try) and isinstance(trial[1], ast.Return):
+            # ... or the return of the value the body left on the stack (``return g(x)``),
+            # after the copy and at the end of the blocks that go on to it (runpy.run_path)
+            trial = _drop_returns_before_same(trial, before)
         body = self._drop_outer_copies(self.strip_finally_copies(list(trial), final, ctx.exc), ctx.exc)
         if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
             body = _fold_spilled_return(body)  # value computed in the body, saved across finally
@@ -1341,14 +1345,18 @@ class ProtectedBuilder:
         while rest:
             first = rest[0]
             if isinstance(first, ast.If) and isinstance(first.test, M.ExcMatch):
-                clauses.append(self._clause(first.test.value, first.body))
+                # (code after the test's ``if`` follows a clause that falls out of it too: the
+                # walk reads copies of one ending, ``POP_EXCEPT; return None``, in each arm
+                # as that ``if``'s follow: idlelib.run.Executive.runcode)
+                clauses.append(self._clause(first.test.value, _then(first.body, rest[1:])))
                 rest = list(first.orelse) + rest[1:]
                 continue
             if isinstance(first, ast.If) and isinstance(first.test, ast.UnaryOp) \
                     and isinstance(first.test.operand, M.ExcMatch):
                 # ``if not match: <other clauses>`` followed by this clause's body
                 clauses.append(self._clause(first.test.operand.value, rest[1:]))
-                rest = list(first.body) + list(first.orelse)
+                rest = (_then(first.body, rest[1:]) if not first.orelse else list(first.body)) \
+                    + list(first.orelse)
                 continue
             break
         if len(rest) == 1 and isinstance(rest[0], Reraise):
@@ -1644,6 +1652,15 @@ def _unguard_reraises(stmts: List[ast.stmt]) -> List[ast.stmt]:
     return stmts
 
 
+def _then(stmts: List[ast.stmt], after: List[ast.stmt]) -> List[ast.stmt]:
+    """``stmts`` and then ``after`` (a copy), unless ``stmts`` never goes on (or ``after``
+    is the re-raise of an exception no clause matched, which no clause runs into)."""
+    if not after or _terminates(stmts) or (stmts and isinstance(stmts[-1], Reraise)) \
+            or any(isinstance(x, Reraise) for x in after):
+        return list(stmts)
+    return list(stmts) + copy.deepcopy(after)
+
+
 def _terminates(stmts: List[ast.stmt]) -> bool:
     if not stmts:
         return False
@@ -1834,35 +1851,36 @@ def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
     return [ast.dump(s) for s in stmts[:len(prefix)]] == [ast.dump(s) for s in prefix]
 
 
-def _drop_returns_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
+def _drop_returns_before_same(stmts: List[ast.stmt], before: Optional[int] = None) -> List[ast.stmt]:
     """``with m: ...; return None`` followed by ``return None`` -> ``with m: ...`` then the
     return (likewise for the branches of an ``if`` and the body and clauses of a ``try``).  The normal-path copy of a ``finally`` body
     that ends the function absorbs the final return into its blocks; leaving the block runs the
-    same ``__exit__`` before the same return, and a constant is the same before or after it."""
+    same ``__exit__`` before the same return, and a constant is the same before or after it.
+    With ``before`` (an instruction stamp), so is a value the stack held before it."""
     out = list(stmts)
     for i in range(len(out) - 1):
         after = out[i + 1]
-        if isinstance(after, ast.Return) and _movable_return(after):
-            out[i] = _without_tail_return(out[i], ast.dump(after))
+        if isinstance(after, ast.Return) and _movable_return(after, before):
+            out[i] = _without_tail_return(out[i], ast.dump(after), before)
     return out
 
 
-def _split_tail_return(stmts: List[ast.stmt]) -> List[ast.stmt]:
+def _split_tail_return(stmts: List[ast.stmt], before: Optional[int] = None) -> List[ast.stmt]:
     """For statements that end the function: a last statement with a constant ``return`` at the
     end of its blocks is that statement followed by the return (then dropped from the blocks by
     :func:`_drop_returns_before_same`).  Blocks that do not end in it end some other way, since
     nothing follows."""
     if not stmts:
         return stmts
-    ret = _tail_return(stmts[-1])
+    ret = _tail_return(stmts[-1], before)
     if ret is None or isinstance(stmts[-1], ast.Return):
         return stmts
     return stmts + [ret]
 
 
-def _tail_return(stmt: ast.stmt) -> Optional[ast.Return]:
+def _tail_return(stmt: ast.stmt, before: Optional[int] = None) -> Optional[ast.Return]:
     if isinstance(stmt, ast.Return):
-        return stmt if _movable_return(stmt) else None
+        return stmt if _movable_return(stmt, before) else None
     blocks: List[List[ast.stmt]] = []
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         blocks = [stmt.body]
@@ -1872,30 +1890,32 @@ def _tail_return(stmt: ast.stmt) -> Optional[ast.Return]:
         blocks = [stmt.body] + [h.body for h in stmt.handlers]
     for b in blocks:
         if b:
-            found = _tail_return(b[-1])
+            found = _tail_return(b[-1], before)
             if found is not None:
                 return found
     return None
 
 
-def _movable_return(ret: ast.Return) -> bool:
+def _movable_return(ret: ast.Return, before: Optional[int] = None) -> bool:
     """A ``return`` that gives the same value wherever it runs in the statement it ends: of
     a constant, or of one of pellucid's temporaries (a local assigned once, before the
     statement, that no ``__exit__`` or clause can rebind: ``return x`` in a ``try`` whose
     ``finally`` has clauses of its own, copied by the compiler into each)."""
     value = ret.value
     return value is None or isinstance(value, ast.Constant) or (
-        isinstance(value, ast.Name) and value.id.startswith("__pellucid_t"))
+        isinstance(value, ast.Name) and value.id.startswith("__pellucid_t")) or (
+        before is not None and _computed_before(value, before))
 
 
-def _without_tail_return(stmt: ast.stmt, ret: str) -> ast.stmt:
+def _without_tail_return(stmt: ast.stmt, ret: str, before: Optional[int] = None) -> ast.stmt:
     def block(body: List[ast.stmt]) -> List[ast.stmt]:
-        if body and ast.dump(body[-1]) == ret:
+        if body and ast.dump(body[-1]) == ret and (
+                before is None or _movable_return(body[-1], before)):  # type: ignore[arg-type]
             # (and the copies in the statement before it, which go on to the same return)
             rest = body[:-1]
-            return rest[:-1] + [_without_tail_return(rest[-1], ret)] if rest else [ast.Pass()]
+            return rest[:-1] + [_without_tail_return(rest[-1], ret, before)] if rest else [ast.Pass()]
         if body:
-            return body[:-1] + [_without_tail_return(body[-1], ret)]
+            return body[:-1] + [_without_tail_return(body[-1], ret, before)]
         return body
 
     if isinstance(stmt, (ast.With, ast.AsyncWith)):

@@ -10,9 +10,10 @@ import os
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from pellucid.bytecode.features import AST_TYPE_PARAMS, SUPER_ATTR_INSTRUCTION
+from pellucid.bytecode.features import AST_TYPE_PARAMS, DEFERRED_ANNOTATIONS, SUPER_ATTR_INSTRUCTION
 from pellucid.bytecode.imported_names import import_bound_names
 from pellucid.bytecode.normalize import shared_results
+from pellucid.decompiler.annotations_setup import future_annotations
 from pellucid.decompiler.annotate_host import annotate_host_tree, lazy_value_host_tree
 from pellucid.decompiler.constants import ConstantPool
 from pellucid.decompiler.functions import kind_flags
@@ -47,6 +48,9 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str =
     host = annotate_host_tree(code, pool) or lazy_value_host_tree(code, pool)
     if host is not None:
         return host, pool
+    # 3.14+ compiles a class body's annotations eagerly (as the original under the annotations
+    # future did: text stored in ``__annotations__``) only under that future import too.
+    pool.future_annotations = DEFERRED_ANNOTATIONS and future_annotations(code)
     tree, pool = code_to_ast(code, name=target_name(code), consts=pool)
     fn = at_first_line(tree.body[0], code)
     if keep_locals:
@@ -63,6 +67,8 @@ def _tree_for_recompile(code: types.CodeType, keep_locals: Any, const_tag: str =
     declaration = _imports_declaration(code) if imports else None
     if declaration is not None:
         tree.body.append(declaration)
+    if pool.future_annotations:
+        tree.body.insert(0, ast.ImportFrom("__future__", [ast.alias("annotations", None)], 0))
     if _super_unoptimized(code):
         # 3.12+ compiles ``super().attr`` to LOAD_SUPER_ATTR (reading the __class__ cell
         # itself) unless the module names ``super`` at its top level; the original was compiled
@@ -315,6 +321,14 @@ def _rename_fallback_defs(code: types.CodeType, names: Dict[str, Any]) -> types.
     and ``__qualname__`` assignments then change nothing)."""
     consts = tuple(_rename_fallback_defs(c, names) if isinstance(c, types.CodeType) else c
                    for c in code.co_consts)
+    # (3.15 qualifies a def's ``__annotate__`` by the def's name, ``f.<locals>.g.__annotate__``:
+    # it is a constant beside the def's code, and follows the def's renaming)
+    moved = {old.co_qualname + ".": new.co_qualname + "." for old, new in zip(code.co_consts, consts)
+             if isinstance(old, types.CodeType) and old.co_name in names
+             and getattr(old, "co_qualname", None) not in (None, getattr(new, "co_qualname", None))}
+    if moved:
+        consts = tuple(_moved_qualname(c, moved) if isinstance(c, types.CodeType) else c
+                       for c in consts)
     changes: Dict[str, Any] = {}
     if any(a is not b for a, b in zip(consts, code.co_consts)):
         changes["co_consts"] = consts
@@ -328,6 +342,13 @@ def _rename_fallback_defs(code: types.CodeType, names: Dict[str, Any]) -> types.
             # (a comprehension's '.0', written '__pellucid__0' in source)
             changes["co_varnames"] = args + code.co_varnames[len(args):]
     return code.replace(**changes) if changes else code
+
+
+def _moved_qualname(code: types.CodeType, moved: Dict[str, str]) -> types.CodeType:
+    for old, new in moved.items():
+        if code.co_qualname.startswith(old):
+            return code.replace(co_qualname=new + code.co_qualname[len(old):])
+    return code
 
 
 def find_nested_code(code: types.CodeType, name: str) -> Optional[types.CodeType]:

@@ -22,6 +22,9 @@ def code_to_ast(code: types.CodeType, name: Optional[str] = None,
                 defaults: Optional[Dict[str, Any]] = None) -> Tuple[ast.Module, ConstantPool]:
     """The module AST holding ``code`` (its body for module code, else one definition)."""
     pool = consts if consts is not None else ConstantPool()
+    if is_module_code(code):
+        from pellucid.decompiler.annotations_setup import imports_future_annotations
+        pool.future_annotations = imports_future_annotations(code)
     from pellucid.decompiler.fallback import body_or_fallback  # fallback when no structured form
     stmts, sub = body_or_fallback(code, pool)
     from pellucid.decompiler.deferred_annotations import keeps_format_check

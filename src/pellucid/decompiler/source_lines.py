@@ -99,9 +99,13 @@ def _first_tagged(node: ast.AST) -> Optional[Position]:
 def _span(first: ast.AST, last: ast.AST) -> Optional[Position]:
     """From the start of the first tagged node in ``first`` to the end of the last in ``last``."""
     start = _first_tagged(first)
-    end = _last_tagged(last)
-    if start is None or end is None:
+    if start is None:
         return None
+    end = _last_tagged(last)
+    if end is None:
+        # (lines only, ≤3.10: the start's line is what decides the operator's jumps'; without
+        # it ``b and c`` took the line of the enclosing ``or``: inspect.isawaitable on 3.10)
+        return _line_only(start)
     return (start[0], end[1], start[2], end[3])
 
 

@@ -193,6 +193,25 @@ def _comprehension_result(stack: List[Any], arg: int) -> bool:
     return all(isinstance(v, M.Iterator) for v in stack[len(stack) - arg + 1:])
 
 
+
+def _display_repeats_keys(d: ast.Dict) -> bool:
+    """Whether writing ``d``'s entries as call keywords could refuse a repeated key that the
+    dict display lets a later entry win (``f(**{**a, **b})``, ``f(**{k1: x, k2: y})``, a
+    constant key twice): the call then keeps the whole display, ``f(**{...})``."""
+    if len(d.keys) < 2:
+        return False
+    consts = []
+    for k in d.keys:
+        if k is None:
+            if getattr(d, "_display", False):
+                return True
+        elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+            consts.append(k.value)
+        else:
+            return True
+    return len(consts) != len(set(consts))
+
+
 def _is_empty_set_call(v: Any) -> bool:
     return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "set" and not v.args
 
@@ -263,6 +282,13 @@ NOT_STEPPED: Dict[str, str] = {
 }
 
 
+# What a target of an assignment loads before its store (``self.x``, ``d[k]``, ``a.b.c``), and
+# the values each store takes from the stack besides the one stored.
+_TARGET_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_CONST"})
+_TARGET_STORES = {"STORE_FAST": 0, "STORE_DEREF": 0, "STORE_GLOBAL": 0, "STORE_NAME": 0,
+                  "STORE_ATTR": 1, "STORE_SUBSCR": 2}
+
+
 class StackMachine:
     """Mixin: executes one neutral instruction against a symbolic stack.
 
@@ -305,19 +331,11 @@ class StackMachine:
 
     # -- the instruction set ----------------------------------------------------------------------
     def step(self, ins: Instr, stack: List[Any], out: List[ast.stmt]) -> None:  # noqa: C901
-        op = ins.op
         attrs = self.__dict__
-        # The op's method, looked up once per decompiler: its class's ``op_<op>`` (no instance
-        # has attributes of that form), kept unbound so the table holds no reference to ``self``.
-        handlers = attrs.get("_op_handlers")
-        if handlers is None:
-            handlers = self._op_handlers = {}
-        handler = handlers.get(op)
-        if handler is None:
-            handler = getattr(type(self), "op_" + op, None)
-            if handler is None:
-                raise StructureError("unsupported instruction %s" % op)
-            handlers[op] = handler
+        try:
+            handler = attrs["_op_handlers"][ins.op]
+        except KeyError:
+            handler = self._handler(ins.op)
         emitted = len(out)
         handler(self, ins.arg, stack, out, ins)
         # (source_position and position_at inlined: once per instruction)
@@ -338,13 +356,26 @@ class StackMachine:
                 d = v.__dict__
                 if "_seq" not in d:
                     self.seq_counter += 1
-                    v._seq = self.seq_counter  # type: ignore[attr-defined]
+                    d["_seq"] = self.seq_counter
                 if position is not None and "_pos" not in d:
-                    v._pos = position  # type: ignore[attr-defined]
+                    d["_pos"] = position
         if position is not None and len(out) > emitted:
             for stmt in out[emitted:]:
                 if "_pos" not in stmt.__dict__:
                     stmt._pos = position  # type: ignore[attr-defined]
+
+    def _handler(self, op: str) -> Callable[..., None]:
+        """The method for ``op``, looked up once per decompiler: its class's ``op_<op>`` (no
+        instance has attributes of that form), kept unbound so the table holds no reference to
+        ``self``."""
+        handlers = self.__dict__.get("_op_handlers")
+        if handlers is None:
+            handlers = self._op_handlers = {}
+        handler = getattr(type(self), "op_" + op, None)
+        if handler is None:
+            raise StructureError("unsupported instruction %s" % op)
+        handlers[op] = handler
+        return handler  # type: ignore[no-any-return]
 
     def source_position(self, ins: Instr) -> Optional[Position]:
         """The original source position of ``ins`` (None when its code has no line for it)."""
@@ -468,7 +499,59 @@ class StackMachine:
         stack.append(v)
 
     def op_SWAP(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
+        if arg == 2 and self._parallel_targets(ins, stack):
+            return
         stack[-1], stack[-arg] = stack[-arg], stack[-1]
+
+    def _parallel_targets(self, ins: Instr, stack: List[Any]) -> bool:
+        """``t1, t2 = a, b`` with targets other than two names (``self.x, self.y = p, q``):
+        CPython evaluates both values, swaps them, then evaluates each target and stores, one
+        after the other.  Written as two assignments, ``b`` would be read after the first store
+        (an unbound local's error after it; idlelib.pyparse.Parser._study2).  The two values
+        become the slots of one unpacking assignment that the stores fill in.
+
+        True when the instructions after the ``SWAP 2`` at ``ins`` are two stores, each after
+        only the loads of its own target, in one block."""
+        instrs = getattr(self, "instrs", None)
+        cfg = getattr(self, "cfg", None)
+        if instrs is None or cfg is None or not 0 <= ins.index < len(instrs) or instrs[ins.index] is not ins \
+                or len(stack) - 2 < self.floor:  # type: ignore[attr-defined]
+            return False
+        j = ins.index + 1
+        bare = 0
+        for _ in range(2):
+            depth = 0
+            while True:
+                if j >= len(instrs) or j in cfg.block_at or instrs[j].handler is not ins.handler:
+                    return False
+                op = instrs[j].op
+                j += 1
+                if op in _TARGET_LOADS:
+                    depth += 1
+                elif op == "LOAD_ATTR" and depth >= 1:
+                    continue
+                elif op == "SUBSCR" and depth >= 2:
+                    depth -= 1
+                elif op in _TARGET_STORES and _TARGET_STORES[op] == depth:
+                    bare += depth == 0 and op in ("STORE_FAST", "STORE_DEREF")
+                    break
+                else:
+                    return False
+        if bare == 2:
+            return False  # (two names: parallel_store, also after 3.12 reorders the stores)
+        values = stack[-2:]
+        pending = getattr(self, "pending", {})
+        for v in values:
+            if not isinstance(v, ast.expr) or isinstance(v, M.Marker) or getattr(v, "_copied", False) \
+                    or id(v) in pending or sum(1 for x in stack if x is v) != 1:
+                return False
+        if getattr(values[0], "_seq", 0) > getattr(values[1], "_seq", 0):
+            return False  # (not computed in stack order: the tuple would evaluate them so)
+        del stack[-2:]
+        group = UnpackGroup(ast.Tuple([self.value(v) for v in values], ast.Load()), 2, None)
+        stack.append(M.UnpackItem((group, 1)))
+        stack.append(M.UnpackItem((group, 0)))
+        return True
 
     def op_ROT(self, arg: int, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:
         top = stack.pop()
@@ -762,7 +845,13 @@ class StackMachine:
             if ins.op == "DICT_MERGE":
                 raise StructureError("DICT_MERGE on a non-display")  # ``.update`` would not check keys
             self._mutate(stack, out, -arg, "update", [mapping])
-        elif isinstance(mapping, ast.Dict) and not grown.keys:
+            return
+        if ins.op == "DICT_UPDATE":
+            # A dict display (``f(**{**a, **b})``): later keys win; call arguments (DICT_MERGE)
+            # refuse a repeated keyword, so it is not written as ``f(**a, **b)``.
+            grown._display = True  # type: ignore[attr-defined]
+        if isinstance(mapping, ast.Dict) and not grown.keys and not (
+                ins.op == "DICT_MERGE" and getattr(mapping, "_display", False)):
             grown.keys.extend(mapping.keys)
             grown.values.extend(mapping.values)
         else:
@@ -814,14 +903,18 @@ class StackMachine:
         parts = self._pop_n(stack, arg)
         keys: List[Optional[ast.expr]] = []
         values: List[ast.expr] = []
+        call = ins.op == "BUILD_MAP_UNPACK_WITH_CALL"
         for p in parts:
-            if isinstance(p, ast.Dict):
+            if isinstance(p, ast.Dict) and not (call and getattr(p, "_display", False)):
                 keys.extend(p.keys)
                 values.extend(p.values)
             else:
                 keys.append(None)
                 values.append(p)
-        stack.append(ast.Dict(keys, values))
+        built = ast.Dict(keys, values)
+        if not call:
+            built._display = True  # type: ignore[attr-defined]  # (see op_DICT_UPDATE)
+        stack.append(built)
 
     op_BUILD_MAP_UNPACK_WITH_CALL = op_BUILD_MAP_UNPACK
 
@@ -886,7 +979,7 @@ class StackMachine:
             pos.append(ast.Starred(args, ast.Load()))
         kws: List[ast.keyword] = []
         if kwargs is not None:
-            if isinstance(kwargs, ast.Dict):
+            if isinstance(kwargs, ast.Dict) and not _display_repeats_keys(kwargs):
                 for k, v in zip(kwargs.keys, kwargs.values):
                     if k is None:
                         kws.append(ast.keyword(None, v))
@@ -1053,14 +1146,12 @@ class StackMachine:
         if self.code.co_flags & 0x1000000:  # ``from __future__ import annotations``: stored as text
             if not (isinstance(ann, ast.Constant) and isinstance(ann.value, str)):
                 return None
-            try:
-                parsed = ast.parse(ann.value, mode="eval").body
-            except SyntaxError:
-                return None
-            from pellucid.decompiler.unparse import unparse
-            if unparse(ast.Expression(parsed)) != ann.value:
-                return None  # the compiler would not write this text back the same way
-            ann = parsed
+            if self.consts.future_annotations:
+                from pellucid.decompiler.annotations_setup import spelled_annotation
+                parsed = spelled_annotation(ann.value)
+                if parsed is None:
+                    return None  # the compiler would not write this text back the same way
+                ann = parsed
         return ast.AnnAssign(ast.Name(key.value, ast.Store()), ann, None, 1)
 
     def op_DELETE_FAST(self, arg: str, stack: List[Any], out: List[ast.stmt], ins: Instr) -> None:

@@ -296,23 +296,48 @@ def _holds_canonical(t: Any) -> bool:
     return False
 
 
+#: the names of a set of variables (as ``tuple(vars)``) -> (the program's own, the decompiler's
+#: temporaries), each sorted: successive joins along one straight line see the same names, and
+#: Dynamo's code has a thousand of them (sorting them at every join was a third of its verify)
+_ROOT_NAMES: Dict[Tuple[str, ...], Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
+
+
+def _root_names(variables: Dict[str, Any]) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    key = tuple(variables)
+    found = _ROOT_NAMES.get(key)
+    if found is None:
+        names = sorted(key)
+        found = (tuple([n for n in names if not n.startswith("__pellucid")]),
+                 tuple([n for n in names if n.startswith("__pellucid")]))
+        if len(_ROOT_NAMES) >= 16:
+            _ROOT_NAMES.clear()  # (a few states' names at a time are all it needs)
+        _ROOT_NAMES[key] = found
+    return found
+
+
 def _canonical_side(st: MState, memo: Memo) -> bool:
     """Rename the known lists of ``st`` canonically, in place; False when that cannot be done
     soundly (an opaque list already has such a name)."""
-    gc_lists(st, memo)
     if not st.heap:
         return True
     # The program's own variables first: the two programs' observations agree on them, so their
     # lists get the same canonical names on both sides (which ``join`` needs when it forgets
     # them: corresponding lists must be named alike); then the stack and the decompiler's
     # temporaries, which lay out alike in the two programs less often.
-    names = sorted(st.vars)
-    roots: List[Any] = [st.vars[n] for n in names if not n.startswith("__pellucid")]
+    own, temps = _root_names(st.vars)
+    get = st.vars.__getitem__
+    roots: List[Any] = list(map(get, own))
     roots += st.stack
-    roots += [st.vars[n] for n in names if n.startswith("__pellucid")]
+    roots += map(get, temps)
     roots += [st.excinfo, tuple(st.ehstack), st.unwinding]
     found = reachable_lists(roots, st.heap, memo)
     heap = st.heap
+    # (what ``gc_lists`` would keep is what this walk found: the same roots, one walk less)
+    live = set(found)
+    for t in [t for t in heap if t not in live]:
+        del heap[t]
+    if not heap:
+        return True
     if len([t for t in found if t in heap]) != len(heap):
         return False  # (known lists reached only through truths: no canonical order)
     mapping: Dict[Term, Term] = {}
@@ -322,7 +347,8 @@ def _canonical_side(st: MState, memo: Memo) -> bool:
         if t in heap:
             n = count.get(t[0], 0)
             count[t[0]] = n + 1
-            mapping[t] = (t[0], _CANON, n)
+            if t[1] != _CANON or t[2] != n:
+                mapping[t] = (t[0], _CANON, n)  # (a list named so already keeps its name)
         elif t[1] == _CANON:
             return False
     rename_lists(st, mapping, memo)

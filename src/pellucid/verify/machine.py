@@ -484,8 +484,10 @@ def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = N
             return mapping.get(t, t)
         return tuple([ren(x) for x in t])
 
-    st.stack = [ren(t) for t in st.stack]
-    st.vars = {k: ren(v) for k, v in st.vars.items()}
+    # (the terms already known free are kept without a call: a state of Dynamo's long straight
+    # line holds a thousand variables, most of them known free, and this runs at every join)
+    st.stack = [t if get(id(t)) is t else ren(t) for t in st.stack]
+    st.vars = {k: v if get(id(v)) is v else ren(v) for k, v in st.vars.items()}
     st.excinfo = ren(st.excinfo)
     st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
     st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
@@ -848,8 +850,9 @@ def _list_step(side: "Side", st: MState, ins: Instr, epoch: int, facts: Dict[Ter
             value = ("tbof", obj) if arg == "__traceback__" else ("excattr", arg, obj, epoch)
             _list_done(st, 1, (value,))
             return None
-        if arg == "add" and is_set(obj):
-            # A new bound method of an exact set: calling it is SET_ADD.
+        if arg in ("add", "update") and is_set(obj):
+            # A new bound method of an exact set: calling it is SET_ADD / SET_UPDATE (which
+            # runs set.update's own code: the fallback writes SET_UPDATE so).
             _list_done(st, 1, (("method", arg, obj),))
             return None
         if arg == "join" and obj == _EMPTY_STR:
@@ -1749,9 +1752,9 @@ def _effect_op(side: Side, st: MState, ins: Instr, epoch: int,
             if len(args) != 1 or names:
                 raise Unsupported("list.%s called with %d arguments" % (bound[0], len(args)))
             return _list_method_call(st, ins, bound[0], bound[1], args[0], n)
-        if fn[0] == "method" and fn[1] == "add" and is_set(fn[2]) and not names \
+        if fn[0] == "method" and fn[1] in ("add", "update") and is_set(fn[2]) and not names \
                 and len(args) == 1:
-            return _effect(st, ins, ("set_add", fn[2], args[0]), n, 0,
+            return _effect(st, ins, ("set_" + fn[1], fn[2], args[0]), n, 0,
                            lambda s, r: s.stack.append(const_term(None)))
         if fn[0] == "method" and fn[1] == "join" and fn[2] == _EMPTY_STR and not names \
                 and len(args) == 1 and args[0][0] == "tuple" and all(map(is_str, args[0][1])):
