@@ -372,6 +372,24 @@ class LoopBuilder:
             return None
         return target
 
+    def _popping_fall_target(self, exit_block: Block, body: FrozenSet[Block],
+                             stack: List[Any]) -> Optional[Block]:
+        """Where a ``for`` loop's ``break`` goes when its block is the iterator's ``POP_TOP``
+        alone, falling into code only it reaches: that code (3.12+, the exception table cuts
+        the block there).  The loop ends an ``except`` clause and has an ``else`` clause that
+        leaves: the break's path is the only one to the clause's end (``POP_EXCEPT; JUMP``),
+        which is the code after the loop, not an unwinding of a clause inside it (that runs
+        before the pop): linecache.updatecache 3.13.  ``None`` when the block is no such
+        path."""
+        target = exit_block.fallthrough
+        if exit_block.jump is not None or target is None or target in body \
+                or any(p not in body for p in exit_block.preds) \
+                or any(p is not exit_block for p in target.preds):
+            return None
+        if self._iterator_pop(exit_block, stack) != len(exit_block.instrs):
+            return None
+        return target
+
     def _break_copies(self, body: FrozenSet[Block], normal: Optional[Block],
                       stack: List[Any]) -> Dict[Block, int]:
         """``break`` paths of a ``for`` loop that pop the iterator and then run a copy of the
@@ -392,13 +410,17 @@ class LoopBuilder:
             return cuts
         chain = self.handler_chain  # type: ignore[attr-defined]
         for b in {s for x in body for s in x.succs if s not in body and s is not normal}:
-            # (a path leaving a try/with inside the body unwinds it first: not a plain break;
-            # but a ``finally`` copy before the pop is the try's own ``break`` path)
-            if any(p not in body or (chain(p) != chain(b) and not self._leaves_finallys(p, b))
-                   for p in b.preds):
-                continue
             k = self._iterator_pop(b, stack)
-            if k is not None and tail_code(b, k) == wanted:
+            # (a path leaving a try/with inside the body unwinds it first: not a plain break;
+            # but a ``finally`` copy before the pop is the try's own ``break`` path, and one
+            # that pops the iterator first thing ran no unwinding code: it leaves the body of a
+            # ``try/except``, whose clauses it skips -- 3.13, in a loop ending an ``except``
+            # clause, case ``break_from_try_in_loop_ending_except_clause``)
+            if k is None or any(p not in body or (chain(p) != chain(b) and k != 1
+                                                  and not self._leaves_finallys(p, b))
+                                for p in b.preds):
+                continue
+            if tail_code(b, k) == wanted:
                 cuts[b] = k
         return cuts
 
@@ -457,8 +479,11 @@ class LoopBuilder:
             resolved = set()
             for b in breaks:
                 # (3.12+: a ``break`` that is only a jump to the loop's normal exit)
-                target = normal if normal is not None and past_lone_jumps(b) is normal \
-                    else self._leave_target(b, body, normal)
+                target = self._popping_fall_target(b, body, for_stack) \
+                    if for_stack is not None else None
+                if target is None:
+                    target = normal if normal is not None and past_lone_jumps(b) is normal \
+                        else self._leave_target(b, body, normal)
                 if target is None and for_stack is not None:
                     target = self._popping_break_target(b, body, for_stack)
                 if target is None and statement_breaks:

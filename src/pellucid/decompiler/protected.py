@@ -707,8 +707,10 @@ class ProtectedBuilder:
         # (A ``finally`` handler ends in RERAISE; an ``except`` handler's walk shows a match or
         # POP_EXCEPT before anything else, so walking past its end does no harm.)
         try:
-            probe, _, _ = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
-                                    stop | self._beyond_handler(block, level, hblock))
+            probe, pstack, pend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx,
+                                            stop | self._beyond_handler(block, level, hblock))
+            if pstack is not None and pend is not None and EXCEPTION_TABLE:
+                probe = self._swallowing_return_probe(probe, pstack, pend, hctx, stop)
         except StructureError:
             probe = []
         is_finally = self._is_finally(probe)
@@ -824,7 +826,18 @@ class ProtectedBuilder:
             hctx = Ctx(ctx.loop, ctx.region, ctx.exc)
         elif ctx.exc is not None:
             hstop = hstop | self._region_leaves(ctx)
+        lone = frozenset(b for b in region if len(b.instrs) == 1 and b.last.op == "JUMP"
+                         and b.jump is not None and not self.cfg.is_loop_header(b)
+                         and not self.cfg.is_loop_header(b.jump))
+        if lone:
+            hstop = hstop | lone
         hs, hstack, hend = self.walk(hblock, self.handler_entry_stack(level, stack), hctx, hstop)
+        if hend is not None and hstack is not None and hend in lone and hend is not after:
+            # (a lone jump the body runs through on its way out, counted in its region
+            # (3.12), that the clauses jump back to: where the body goes on from there)
+            on = past_lone_jumps(hend)
+            if on is after or (exit_block is not None and on is past_lone_jumps(exit_block)):
+                hend = after if on is after else exit_block
         if copies and any(st is not None and not _same_stack(st, stack) for st in (body_stack, hstack)):
             # The copies run the same instructions on what each path left on the stack (each
             # path's own return value): the same code, but not the same statement.
@@ -837,6 +850,12 @@ class ProtectedBuilder:
             leave = self.private_exit(hend, ctx, hstack)
             if isinstance(leave, list):
                 hs, hstack, hend = hs + leave, None, None
+        if hstack is not None and hend is not None and after is not None and hend is not after \
+                and hend not in copies and past_lone_jumps(hend) is after:
+            # (3.13: the clauses' jump to the code after the statement lies outside their
+            # region, in the enclosing ``finally``'s only: a block of its own that only jumps
+            # there; logging.Handler.handleError)
+            hend = after
         clause_end: Optional[Block] = None
         if after is None and hstack is not None and hend is not None and (
                 exit_block is None or ctx.region is not None and (hend.origin or hend) not in ctx.region):
@@ -1299,6 +1318,45 @@ class ProtectedBuilder:
             work.extend(nxt for nxt in (b.jump, b.fallthrough) if nxt is not None)
         return frozenset(beyond)
 
+    def _swallowing_return_probe(self, probe: List[ast.stmt], pstack: List[Any], pend: Block,
+                                 hctx: Ctx, stop: FrozenSet[Block]) -> List[ast.stmt]:
+        """3.11+: a ``return`` in an ``if`` of a ``finally`` clause.  Its exceptional copy
+        drops the exception (POP_EXCEPT) in a block the handler's cleanup does not cover, so
+        the probe stops there, and the ``if`` reads inverted, its other arm re-raising:
+        ``if not c: <rest>; RERAISE`` then ``<arm>``.  Read as up to 3.10:
+        ``if c: <arm>; POP_EXCEPT; return`` then ``<rest>; RERAISE``
+        (subprocess.Popen.__exit__)."""
+        tail_ops = tail_code(pend) if pend.instrs and pend.instrs[0].op == "POP_EXCEPT" else None
+        if not tail_ops or tail_ops[-1][0] != "RETURN_VALUE":
+            # (only that short ending: walked on, anything else could build this very
+            # statement again)
+            return probe
+        k = len(probe) - 1
+        while k >= 0 and not (isinstance(probe[k], ast.If) and _ends_in_reraise(probe[k].body)):
+            k -= 1
+        if k < 0:
+            return probe
+        test = probe[k]
+        rest = probe[k + 1:]
+        if test.orelse or not _ends_in_reraise(test.body) \
+                or any(isinstance(n, (Reraise, PopExcept)) for s in rest for n in ast.walk(s)):
+            return probe
+        saved = self.save_state()
+        try:
+            tail, tail_stack, _ = self.walk(pend, list(pstack), hctx, stop)
+        except StructureError:
+            tail, tail_stack = [], []
+        if tail_stack is not None or len(tail) != 2 or not isinstance(tail[0], PopExcept) \
+                or not isinstance(tail[1], ast.Return):
+            self.restore_state(saved)
+            return probe
+        cond = test.test
+        cond = cond.operand if isinstance(cond, ast.UnaryOp) and isinstance(cond.op, ast.Not) \
+            else ast.UnaryOp(ast.Not(), cond)
+        arm = ast.If(cond, rest + tail, [])
+        ast.copy_location(arm, test)
+        return probe[:k] + [arm] + list(test.body)
+
     def _is_finally(self, hs: List[ast.stmt]) -> bool:
         """A ``finally`` handler: no exception matching or POP_EXCEPT, and every way through it
         ends by re-raising (or by a return/break/continue that swallows the exception)."""
@@ -1740,7 +1798,27 @@ def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
             dumps = [ast.dump(x) for x in stmts]
         if [ast.dump(x) for x in body[-n:]] == dumps[i + 1:]:
             return stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
+    if isinstance(stmts[-1], Reraise):
+        # (no arm ends in a copy of what follows the ``if``: an ``else`` arm, then)
+        return _reraising_arms_as_else(stmts)
     return stmts
+
+
+def _reraising_arms_as_else(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: A; RERAISE`` then ``B; RERAISE`` -> ``if c: A else: B`` then ``RERAISE``: an
+    ``if``/``else`` ending a ``finally`` body whose first arm got its own copy of the RERAISE
+    (3.11+) reads as an ``if`` with no ``else`` (asyncio.tasks' ``_PyTask.__eager_start``)."""
+    out = list(stmts)
+    k = len(out) - 2
+    while k >= 0:
+        st = out[k]
+        if isinstance(st, ast.If) and not st.orelse and len(st.body) > 1 \
+                and isinstance(st.body[-1], Reraise) and k + 1 < len(out) - 1:
+            node = ast.If(st.test, st.body[:-1], out[k + 1:-1])
+            ast.copy_location(node, st)
+            out = out[:k] + [node, out[-1]]
+        k -= 1
+    return out
 
 
 def _loop_exits_as_breaks(stmts: List[ast.stmt]) -> List[ast.stmt]:
@@ -1821,7 +1899,53 @@ def _final_return_merged(rest: List[ast.stmt], final: List[ast.stmt]) -> Optiona
         expect = final[:k] + [arm, st.body[-1]]
         if [ast.dump(x) for x in rest[:len(expect)]] == [ast.dump(x) for x in expect]:
             return rest[len(expect) - 1:]
+    if not _terminates(rest):
+        return None
+    # 3.11+ also copy a short ending (``x = 0; return``) into the arms of an ``if`` before it
+    # (and into an ``except`` clause's end), so the copy may read with that ending in every
+    # arm and the returns merged after it: the same code once each ``if``'s tail is pushed
+    # into its arms that go on (subprocess.Popen.__exit__ on 3.12+).
+    budget = [_TAIL_PUSH_BUDGET]
+    seen = _tails_pushed(rest, budget)
+    if seen is None:
+        return None
+    for j in range(len(rest) - 1, -1, -1):
+        pushed = _tails_pushed(final + rest[j:], budget)
+        if pushed is None:
+            return None
+        if [ast.dump(x) for x in pushed] == [ast.dump(x) for x in seen]:
+            return rest[j:]
     return None
+
+
+_TAIL_PUSH_BUDGET = 400
+
+
+def _tails_pushed(stmts: List[ast.stmt], budget: List[int]) -> Optional[List[ast.stmt]]:
+    """``stmts`` with the statements after each ``if`` moved into those of its arms that go
+    on (``pass`` dropped): two statement lists that differ only in where a short ending was
+    copied read the same.  ``None`` once more than ``budget`` statements were copied."""
+    out: List[ast.stmt] = []
+    for k, st in enumerate(stmts):
+        if isinstance(st, ast.Pass):
+            continue
+        if isinstance(st, ast.If):
+            tail = stmts[k + 1:]
+            budget[0] -= 2 * len(tail)
+            if budget[0] < 0:
+                return None
+            arms = []
+            for arm in (st.body, st.orelse):
+                arm = _tails_pushed(list(arm) if _terminates(arm) else list(arm) + tail, budget)
+                if arm is None:
+                    return None
+                arms.append(arm)
+            node = copy.copy(st)
+            node.body, node.orelse = arms
+            out.append(node)
+            return out
+        out.append(st)
+    return out
 
 
 def _starts_with(stmts: List[ast.stmt], prefix: List[ast.stmt]) -> bool:
@@ -2003,6 +2127,12 @@ def _strip_unwinding(stmts: List[ast.stmt]) -> None:
             if j < len(stmts) and isinstance(stmts[j], (ast.Return, ast.Break, ast.Continue)):
                 del stmts[k:j]
                 continue
+        if isinstance(st, ast.If) and k + 1 < len(stmts) \
+                and isinstance(stmts[k + 1], (ast.Return, ast.Break, ast.Continue)):
+            # (each arm ended in the unwinding and the same jump, written once after the
+            # ``if``: 3.13 copies an enclosing clause's ``POP_EXCEPT; JUMP`` into both arms of
+            # an ``if`` ending a ``try`` body in that clause; os._fwalk)
+            _strip_arms_unwinding(st)
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(st, field, None)
             if isinstance(inner, list) and not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
@@ -2011,6 +2141,34 @@ def _strip_unwinding(stmts: List[ast.stmt]) -> None:
         for h in getattr(st, "handlers", None) or []:
             _strip_unwinding(h.body)
         k += 1
+
+
+def _arms_unwinding(stmts: List[ast.stmt]) -> Optional[int]:
+    """Where the POP_EXCEPTs (and ``as``-name clean-ups) ending every path of ``stmts``
+    start, looking into a final ``if``'s arms (-1); ``None`` if some path does not end so."""
+    if not stmts:
+        return None
+    last = stmts[-1]
+    if isinstance(last, ast.If):
+        return -1 if _arms_unwinding(last.body) is not None \
+            and _arms_unwinding(last.orelse) is not None else None
+    j = len(stmts)
+    while j > 0 and (isinstance(stmts[j - 1], PopExcept) or _is_cleanup(stmts[j - 1])):
+        j -= 1
+    return j if any(isinstance(x, PopExcept) for x in stmts[j:]) else None
+
+
+def _strip_arms_unwinding(node: ast.If) -> None:
+    """In place: drop the unwinding :func:`_arms_unwinding` finds at the end of each arm."""
+    if _arms_unwinding(node.body) is None or _arms_unwinding(node.orelse) is None:
+        return
+    for field in ("body", "orelse"):
+        arm = getattr(node, field)
+        j = _arms_unwinding(arm)
+        if j == -1:
+            _strip_arms_unwinding(arm[-1])
+        else:
+            setattr(node, field, arm[:j] or ([ast.Pass()] if field == "body" else []))
 
 
 def _unwind_enclosing_clauses(rest: List[ast.stmt]) -> List[ast.stmt]:
