@@ -716,7 +716,11 @@ class ProtectedBuilder:
         is_finally = self._is_finally(probe)
         if is_finally:
             probe = _drop_swallowing_pop_excepts(probe)
-            probe = _factor_terminal_tail(probe)  # (3.10 copies the RERAISE into an ending if)
+            # (3.10 copies the RERAISE into an ending if.  Not read as if/else in a loop: the
+            # try's break path then runs a copy of that if/else, with the loop's exit copied
+            # into each arm, which is not read as a break yet -- construct case
+            # break_in_try_finally_with_branching_finally -- so the fallback stays the form.)
+            probe = _factor_terminal_tail(probe, arms_as_else=ctx.loop is None)
             probe = _loop_exits_as_breaks(probe)
         self._absorb[level] = "finally" if is_finally else "except"
         if is_finally:
@@ -1775,7 +1779,7 @@ def _terminates(stmts: List[ast.stmt]) -> bool:
     return False
 
 
-def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
+def _factor_terminal_tail(stmts: List[ast.stmt], arms_as_else: bool = True) -> List[ast.stmt]:
     """``if c: A; T`` followed by ``T``, with ``T`` ending in return/raise -> ``if c: A`` then
     ``T`` (the same code: ``T`` runs after ``A`` either way); statements may come before the
     ``if`` (``X; if c: A; T`` + ``T``).
@@ -1798,7 +1802,7 @@ def _factor_terminal_tail(stmts: List[ast.stmt]) -> List[ast.stmt]:
             dumps = [ast.dump(x) for x in stmts]
         if [ast.dump(x) for x in body[-n:]] == dumps[i + 1:]:
             return stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
-    if isinstance(stmts[-1], Reraise):
+    if isinstance(stmts[-1], Reraise) and arms_as_else:
         # (no arm ends in a copy of what follows the ``if``: an ``else`` arm, then)
         return _reraising_arms_as_else(stmts)
     return stmts
