@@ -283,7 +283,7 @@ def mutants(func: types.FunctionType, limit: int = 40,
             op, site, text = item
             try:
                 module = compile(text, code.co_filename, "exec", dont_inherit=True, optimize=0)
-            except SyntaxError:
+            except (SyntaxError, ValueError):  # (≤3.11: an edit that wrote a NUL byte)
                 continue
             new = find_nested_code(module, name)
             if new is None:
