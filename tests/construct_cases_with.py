@@ -37,29 +37,6 @@ def f(log):
     return value
 """, [([],)])
 
-# Values the with body computes are saved before its statements run: ``q, k = a(), b()`` was
-# written ``k = b()`` before ``q = a()`` on 3.11+ (the floor counted the entered value; found in
-# transformers' GPT2Attention._upcast_and_reordered_attn by the third-party sweep).
-case("with_body_parallel_assignment_order", CM + r"""
-def f(log, n, suppress):
-    def a():
-        log.append("a")
-        return n
-    def b():
-        log.append("b")
-        return 10 // n
-    with CM("m", log, suppress=suppress):
-        q, k = a(), b()
-        log.append((q, k))
-    with CM("n", log) as v:
-        x, y = v + a(), b()
-        log.append((x, y))
-    try:
-        return q, k
-    except NameError as exc:
-        return type(exc).__name__
-""", [([], 2, False), ([], 0, True), ([], 5, True)])
-
 case("with_without_as", CM + r"""
 def f(log, n):
     with CM("plain", log):
