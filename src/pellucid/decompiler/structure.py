@@ -504,6 +504,14 @@ class Structurer:
     # one block ---------------------------------------------------------------------------------
     def run_block(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                   out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
+        # Readings tried and undone can nest (each arm of an and/or value before 3.12 walks the
+        # rest of the chain: 2**n blocks for n terms): past a generous budget the structured
+        # reading gives up and the fallback, linear, is used -- the decompiler never stalls.
+        runs = self.__dict__.get("_blocks_run", 0) + 1
+        self._blocks_run = runs
+        if runs > 200 * len(self.cfg.blocks) + 10000:
+            raise StructureError("structuring gave up after %d block walks (%d blocks)"
+                                 % (runs - 1, len(self.cfg.blocks)))
         cut = self.break_cuts.get(block)
         if cut is not None:
             # a ``break`` path holding a copy of the code after the loop (see loops.py): run
