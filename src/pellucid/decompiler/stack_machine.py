@@ -193,7 +193,6 @@ def _comprehension_result(stack: List[Any], arg: int) -> bool:
     return all(isinstance(v, M.Iterator) for v in stack[len(stack) - arg + 1:])
 
 
-
 def _display_repeats_keys(d: ast.Dict) -> bool:
     """Whether writing ``d``'s entries as call keywords could refuse a repeated key that the
     dict display lets a later entry win (``f(**{**a, **b})``, ``f(**{k1: x, k2: y})``, a
@@ -540,11 +539,8 @@ class StackMachine:
         if bare == 2:
             return False  # (two names: parallel_store, also after 3.12 reorders the stores)
         values = stack[-2:]
-        pending = getattr(self, "pending", {})
-        for v in values:
-            if not isinstance(v, ast.expr) or isinstance(v, M.Marker) or getattr(v, "_copied", False) \
-                    or id(v) in pending or sum(1 for x in stack if x is v) != 1:
-                return False
+        if not self._lone_values(values, stack):
+            return False
         if getattr(values[0], "_seq", 0) > getattr(values[1], "_seq", 0):
             return False  # (not computed in stack order: the tuple would evaluate them so)
         del stack[-2:]
@@ -1067,6 +1063,14 @@ class StackMachine:
             self.nonlocals.add(arg)
         self.store(ast.Name(arg, ast.Store()), stack.pop(), stack, out)
 
+    def _lone_values(self, values: List[Any], stack: List[Any]) -> bool:
+        """Whether ``values`` are plain expressions that can move into one tuple display: each
+        on the stack once, not copied, no store of theirs pending."""
+        pending = getattr(self, "pending", {})
+        return not any(not isinstance(v, ast.expr) or isinstance(v, M.Marker)
+                       or getattr(v, "_copied", False) or id(v) in pending
+                       or sum(1 for x in stack if x is v) != 1 for v in values)
+
     def parallel_store(self, ins: Instr, stack: List[Any], out: List[ast.stmt]) -> bool:
         """``a, b = x, y`` (two or three names): CPython evaluates the values, reorders them
         (``SWAP``/``ROT``; 3.12+ reorders the stores instead) and stores one after the other.
@@ -1095,11 +1099,8 @@ class StackMachine:
         names = [r.arg for r in reversed(run)]  # the target of each value, bottom to top
         if len(set(names)) != k:
             return False
-        pending = getattr(self, "pending", {})
-        for v in values:
-            if not isinstance(v, ast.expr) or isinstance(v, M.Marker) or getattr(v, "_copied", False) \
-                    or id(v) in pending or sum(1 for x in stack if x is v) != 1:
-                return False
+        if not self._lone_values(values, stack):
+            return False
         pairs = sorted(zip(values, names), key=lambda p: getattr(p[0], "_seq", 0))
         del stack[-k:]
         for r in run:
