@@ -1469,6 +1469,60 @@ def f(log, n, suppress):
         log.append((q, k))
     return log
 """, "f", [([], 2, False), ([], 0, True), ([], 0, False)], ALL),
+    # 3.12/3.13 share one jump back among a loop body's ends (the with's, its suppression
+    # path's, the except clause's) and give it the try's handler (a jump that cannot raise takes
+    # the handler of the code falling into it): the try seemed to hold the loop, and went on
+    # where it started ("a statement that goes on where it started";
+    # ``multiprocessing.resource_sharer:_ResourceSharer._serve``, ``pdb:main``,
+    # ``_pyrepl.simple_interact:run_multiline_interactive_console``).
+    "while_true_try_with_break_except_if": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 2) as q:
+                x = items.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+        except:
+            if log:
+                log.append("caught")
+    return len(log)
+""", "f", [([], [None, 0, 1, 0, 5]), ([], [None]), ([], [None, 0]), ([], [None, 2, 0, 0])], ALL),
+    "while_true_try_with_break_two_excepts": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 3 == 1):
+                x = items.pop()
+                if x is None:
+                    break
+                log.append({1: 1}[10 // x])
+        except ZeroDivisionError:
+            if log:
+                log.append("zero")
+        except KeyError:
+            pass
+    return log
+""", "f", [([], [None, 0, 10, 2, 0, 5]), ([], [None]), ([], [None, 0, 0, 0, 10])], ALL),
+    # ``_ResourceSharer._serve``'s shape: the break ends the function (``return None``).
+    "while_true_try_with_break_try_finally_serve": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 2) as conn:
+                msg = items.pop()
+                if msg is None:
+                    break
+                key, n = msg
+                try:
+                    log.append(key // n)
+                finally:
+                    log.append("close")
+        except:
+            if len(log) % 3:
+                log.append("hook")
+""", "f", [([], [None, (1, 0), (4, 2), (3, 0)]), ([], [None]), ([], [None, 5, (1, 1)])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -531,7 +531,7 @@ class ProtectedBuilder:
         after the ``__exit__`` call becomes the loop's follow (see ``_build_while``).  ``None``
         if the with is no such statement."""
         loop = ctx.loop
-        if loop is None or loop.brk is not None or (end.origin or end) in loop.body:
+        if loop is None or loop.brk is not None:
             return None
         if loop.header.last.op == "FOR_ITER":
             return None  # (a ``for`` loop's ``break`` also drops the iterator)
@@ -541,11 +541,16 @@ class ProtectedBuilder:
         after = self._after_exit_call(end, end_stack, len(entry) - 2)
         if after is None:
             return None
+        goes = past_lone_jumps(after[1])
+        if (end.origin or end) in loop.body and (goes.origin or goes) in loop.body:
+            # (the ``__exit__`` call is laid in the loop's region when the with is inside a
+            # ``try``: the code after it is what must be outside the loop)
+            return None
         pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
             "_pellucid_pending_follows", {})
         if loop.header in pending:
             return None  # (one follow per loop: a second such break is left as it was)
-        pending[loop.header] = after
+        pending[loop.header] = (after[0], goes) if goes is not after[1] else after
         return resume
 
     def _after_exit_call(self, block: Block, stack: List[Any], base: int) -> Optional[Tuple[List[Any], Block]]:
@@ -565,6 +570,11 @@ class ProtectedBuilder:
                 self.step(ins, st, scratch)
             except (StructureError, IndexError):
                 break
+        else:
+            # (the call ends the block, which falls into the code after it: 3.11+ lay the
+            # code after a loop left only by that ``break`` out there, not copied)
+            if len(st) == base and not scratch and block.fallthrough is not None:
+                return st, block.fallthrough
         self.restore_state(saved)  # type: ignore[attr-defined]
         return None
 

@@ -454,7 +454,21 @@ class Structurer:
         latches = [p for p in header.preds if self.cfg.dominates(header, p)]
         if not latches:
             return False
-        return all(level in self.handler_chain(p) for p in latches)  # type: ignore[attr-defined]
+        return all(self._latch_in_level(p, level) for p in latches)
+
+    def _latch_in_level(self, latch: Block, level: Any) -> bool:
+        """``latch`` goes back to its loop's header from inside the ``try``/``with`` level.
+
+        3.12+ share one jump back among the paths that end a loop body and give it, as a jump
+        that cannot raise, the handler of the code falling into it: when a path from outside
+        the level (the ``except`` clause's end) also takes it, the statement ends there and the
+        loop holds the statement, not the other way round."""
+        chain = self.handler_chain  # type: ignore[attr-defined]
+        if level not in chain(latch):
+            return False
+        if len(latch.instrs) == 1 and latch.last.op == "JUMP":
+            return all(level in chain(p) for p in latch.preds)
+        return True
 
     def _moved_on(self, start: Block, ctx: Ctx, stop: FrozenSet[Block],
                   result: Tuple[Optional[List[Any]], Optional[Block]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
