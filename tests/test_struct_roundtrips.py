@@ -32,6 +32,9 @@ class Quiet:
         return self.suppress
 """
 
+# (items popped from the end; None ends the loop)
+INPUTS_NONE_LAST = [([], [None, 0, 3, 1, 0, 5]), ([], [None]), ([], [0, None, 2, 0]), ([], [None, 5, 0])]
+
 CASES = {
     # S3: after a suppressed exception the with's end is the loop's next iteration; the break
     # out of the with goes to the code after the loop (3.10+ copy that code after __exit__).
@@ -1523,6 +1526,47 @@ def f(log, items):
             if len(log) % 3:
                 log.append("hook")
 """, "f", [([], [None, (1, 0), (4, 2), (3, 0)]), ([], [None]), ([], [None, 5, (1, 1)])], ALL),
+    # A break out of a with whose suppression path and normal end go on to code after the
+    # with, inside the loop: 3.10+ copy the code after the loop (a return) after the break's
+    # __exit__ call (3.13+ jump there when the break is in a try).  Read as a return in the
+    # with ("branches of an if meet nowhere" on 3.12 without the try, on 3.8-3.15 with it).
+    "while_true_with_break_code_after_with": (QUIET + r"""
+def f(log, items):
+    while 1:
+        with Quiet(log, len(items) % 2) as q:
+            x = items.pop()
+            if x is None:
+                break
+        log.append("end")
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
+    "while_true_try_with_break_code_after_try": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 2) as q:
+                x = items.pop()
+                if x is None:
+                    break
+                if x == 3:
+                    continue
+                log.append(10 // x)
+        except:
+            log.append("caught")
+        log.append("end")
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
+    "while_true_nested_with_break": (QUIET + r"""
+def f(log, items):
+    while 1:
+        with Quiet(log, len(items) % 2) as q:
+            with Quiet(log, len(items) % 3 == 0):
+                x = items.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
 }
 
 METHOD_INPUTS_MORE = {
