@@ -1567,6 +1567,21 @@ def f(log, items):
                 log.append(10 // x)
     return len(log)
 """, "f", INPUTS_NONE_LAST, ALL),
+    # ... the break in a try inside the with: its path leaves the try, then the with (read at
+    # the with's level; before, as a return computed after __exit__: refused, 3.10, 3.12).
+    "while_true_with_try_break_code_after_loop": (QUIET + r"""
+def f(log, items):
+    while 1:
+        with Quiet(log, len(items) % 2) as q:
+            try:
+                x = items.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+            except KeyError:
+                log.append("caught")
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
 }
 
 METHOD_INPUTS_MORE = {

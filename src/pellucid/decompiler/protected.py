@@ -129,7 +129,27 @@ class ProtectedBuilder:
             return trial
         if len(body) == 1 and isinstance(body[0], ast.Return) and _computed_before(body[0].value, before):
             return trial
-        return False
+        return self._break_leaving_clause_and_with(block, ctx, stack) or False
+
+    def _break_leaving_clause_and_with(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
+        """A ``break`` out of a ``try`` inside a ``with`` inside a loop: the with's
+        ``__exit__`` call, then (3.10+) the copy of the code after the loop (see
+        ``_exit_then_loop_follow``, ``_break_to_copied_end``), read at the with's level."""
+        loop = ctx.loop
+        if loop is None or ctx.exc is None:
+            return None
+        ctxs = self._level_ctxs()
+        for lv in self._enclosing_levels(ctx.exc):
+            mode = self._absorb.get(lv)
+            if mode == "finally":
+                return None
+            if mode == "with":
+                built = ctxs.get(lv)
+                if built is None or built.loop is None or built.loop.header is not loop.header:
+                    return None
+                found = self._is_with_exit(block, Ctx(loop, self.protected_set(lv), lv), stack)
+                return found if found and isinstance(found[-1], ast.Break) else None
+        return None
 
     def _enclosing_levels(self, level: int) -> List[int]:
         """The handler levels of the statements enclosing ``level``'s, innermost first."""
