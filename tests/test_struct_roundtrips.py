@@ -1582,6 +1582,20 @@ def f(log, items):
                 log.append("caught")
     return len(log)
 """, "f", INPUTS_NONE_LAST, ALL),
+    # An assert in a try in a while True that only an exception leaves: the assert's raise
+    # post-dominates the whole loop, so it was taken for where the assert's arms meet
+    # ("branches of an if meet nowhere", 3.8-3.15;
+    # ``_pyrepl.simple_interact:run_multiline_interactive_console`` on 3.14/3.15).
+    "while_true_try_assert_except_if_after": (r"""
+def f(log, flags):
+    while True:
+        try:
+            assert not flags.pop()
+        except:
+            log.append("caught")
+        if flags is not None:
+            log.append(1 // len(flags))
+""", "f", [([], [0, 1, 0]), ([], []), ([], [1]), ([], [0])], ALL),
 }
 
 METHOD_INPUTS_MORE = {
