@@ -131,7 +131,9 @@ class _Joiner:
         s.nalloc = max(a.nalloc, b.nalloc)
         s.nmeth = max(a.nmeth, b.nmeth)
         # (most terms are the same object in both states: no call for those)
-        s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
+        s.stack = stack = a.stack.copy()
+        for i in compress(itertools.count(), map(is_not, a.stack, b.stack)):
+            stack[i] = term(stack[i], b.stack[i])
         # (only the names whose terms are not the same object in both are looked at: most are,
         # and are found at C speed)
         aget, bget = a.vars.get, b.vars.get
@@ -309,16 +311,30 @@ class HeldNames:
     ['a']
     """
 
-    __slots__ = ("memo", "last", "names")
+    __slots__ = ("memo", "keys", "last", "names", "stack", "held")
 
-    def __init__(self, memo: Memo) -> None:
+    def __init__(self, memo: Memo, keys: bool = False) -> None:
         self.memo = memo
-        self.last: Dict[str, Any] = {}  # (a copy of the variables last asked about)
+        self.keys = keys  # (the terms are the dict's keys, not its values: facts)
+        self.last: Dict[Any, Any] = {}  # (a copy of the dict last asked about)
         self.names: set = set()
+        self.stack: List[Any] = []  # (a copy of the stack last asked about)
+        self.held: List[int] = []  # (its entries that may hold a list, by index)
 
-    def of(self, variables: Dict[str, Any]) -> set:
+    def of(self, variables: Dict[Any, Any]) -> set:
+        """The keys of ``variables`` whose terms may hold a list."""
         last = self.last
         get = self.memo.get
+        if self.keys:
+            # (the terms are the keys, whatever their values: only the new keys are looked at)
+            if len(last) < 2 * len(variables) and len(variables) < 2 * len(last):
+                names = {t for t in self.names if t in variables and get(id(t)) is not t}
+                names.update([t for t in variables.keys() - last.keys() if get(id(t)) is not t])
+            else:
+                names = {t for t in variables if get(id(t)) is not t}
+            self.last = variables.copy()
+            self.names = names
+            return names
         if len(last) < 2 * len(variables) and len(variables) < 2 * len(last):
             changed = _differing(last, variables)
         else:
@@ -338,6 +354,34 @@ class HeldNames:
         self.names = names
         return names
 
+    def held_entries(self, stack: List[Any]) -> List[int]:
+        """The indices of the entries of ``stack`` that may hold a list, in order.  (Dynamo's
+        code pushes a graph's thousand arguments one event at a time: successive states'
+        stacks share all but their last few entries, which are all that is looked at.)"""
+        last = self.stack
+        # (the entries that are not the same object as the last stack's at their place, found
+        # at C speed: those and the entries past its end are all that may be new)
+        changed = list(compress(itertools.count(), map(is_not, stack, last)))
+        changed += range(len(last), len(stack))
+        get = self.memo.get
+        value = stack.__getitem__
+        if 2 * len(changed) > len(stack):
+            held = [i for i in range(len(stack))
+                    if type(value(i)) is tuple and get(id(value(i))) is not value(i)]
+        else:
+            n = len(stack)
+            again = set(changed)
+            again.update([i for i in self.held if i < n])
+            held = sorted([i for i in again
+                           if type(value(i)) is tuple and get(id(value(i))) is not value(i)])
+        self.stack = stack.copy()
+        self.held = held
+        return held
+
+
+#: ``HeldNames`` of the original, of the candidate, and of the facts (keyed by term)
+Held = Tuple[HeldNames, HeldNames, HeldNames]
+
 
 def _canonical_side(st: MState, memo: Memo, held: Optional[HeldNames] = None) -> bool:
     """Rename the known lists of ``st`` canonically, in place; False when that cannot be done
@@ -350,11 +394,13 @@ def _canonical_side(st: MState, memo: Memo, held: Optional[HeldNames] = None) ->
     # them: corresponding lists must be named alike); then the stack and the decompiler's
     # temporaries, which lay out alike in the two programs less often.  (In the order of their
     # names; a variable known to hold no list is skipped: the walk would skip it.)
-    names = (held or HeldNames(memo)).of(st.vars)
+    held = held or HeldNames(memo)
+    names = held.of(st.vars)
+    entries = held.held_entries(st.stack)
     ordered = sorted(names)
     get = st.vars.__getitem__
     roots: List[Any] = [get(n) for n in ordered if not n.startswith("__pellucid")]
-    roots += st.stack
+    roots += [st.stack[i] for i in entries]
     roots += [get(n) for n in ordered if n.startswith("__pellucid")]
     roots += [st.excinfo, tuple(st.ehstack), st.unwinding]
     found = reachable_lists(roots, st.heap, memo)
@@ -378,26 +424,28 @@ def _canonical_side(st: MState, memo: Memo, held: Optional[HeldNames] = None) ->
                 mapping[t] = (t[0], _CANON, n)  # (a list named so already keeps its name)
         elif t[1] == _CANON:
             return False
-    rename_lists(st, mapping, memo, names)
+    rename_lists(st, mapping, memo, names, entries)
     return True
 
 
-def _canonical(p: Pair, memo: Memo, held: Optional[Tuple[HeldNames, HeldNames]] = None
-               ) -> Optional[Pair]:
+def _canonical(p: Pair, memo: Memo, held: Optional[Held] = None) -> Optional[Pair]:
     """A copy of ``p`` with canonically named known lists (see above), or None.  (``held``:
-    the original's and the candidate's ``HeldNames``.)"""
+    the original's, the candidate's and the facts' ``HeldNames``.)"""
     known = set(p.o.heap) | set(p.c.heap)
-    if known and p.facts and not known.isdisjoint(reachable_lists(list(p.facts.items()), {}, memo)):
-        return None
+    # (the facts' terms are their keys: their values are bools)
+    if known and p.facts:
+        facts = held[2].of(p.facts) if held is not None else p.facts
+        if not known.isdisjoint(reachable_lists(list(facts), {}, memo)):
+            return None
     q = p.copy()
-    held_o, held_c = held or (None, None)
+    held_o, held_c = held[:2] if held is not None else (None, None)
     if not (_canonical_side(q.o, memo, held_o) and _canonical_side(q.c, memo, held_c)):
         return None
     return q
 
 
 def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo,
-                        held: Optional[Tuple[HeldNames, HeldNames]] = None) -> Optional[Pair]:
+                        held: Optional[Held] = None) -> Optional[Pair]:
     if not (a.o.heap or a.c.heap or b.o.heap or b.c.heap):
         return None
     ca = _canonical(a, memo, held)
@@ -419,7 +467,7 @@ def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo,
 
 
 def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo,
-                             held: Optional[Tuple[HeldNames, HeldNames]] = None) -> Optional[Pair]:
+                             held: Optional[Held] = None) -> Optional[Pair]:
     """``join`` forgetting the known lists (as below), after naming them canonically: the two
     programs name a list by when they built it, which differs when one built others in between
     (the fallback's saved slots...); forgotten under those names, corresponding lists would
@@ -467,7 +515,7 @@ def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo,
 
 
 def join(a: Pair, b: Pair, counter: List[int], memo: Memo,
-         held: Optional[Tuple[HeldNames, HeldNames]] = None) -> Pair:
+         held: Optional[Held] = None) -> Pair:
     kept = _join_keeping_lists(a, b, counter, memo, held)
     if kept is not None:
         return kept
@@ -579,7 +627,7 @@ def _differing(gv: Dict[str, Term], sv: Dict[str, Term]) -> List[str]:
         if n not in sv:
             missing += 1
     if len(sv) != len(gv) - missing:
-        out.extend([n for n in sv if n not in gv])
+        out.extend(sv.keys() - gv.keys())  # (at C speed; sorted below)
     out.sort()
     return out
 
@@ -669,7 +717,8 @@ class Explorer:
         self.memo: Memo = {}  # see machine.heap_free
         self.varmemo: VarMemo = {}  # see _var_free
         self.methodmemo: Dict[int, Any] = {}  # see machine.method_escapes
-        self.held = (HeldNames(self.memo), HeldNames(self.memo))  # (original, candidate)
+        # (the original's variables and stack, the candidate's, the facts)
+        self.held = (HeldNames(self.memo), HeldNames(self.memo), HeldNames(self.memo, True))
 
     def explore(self) -> None:
         """Explore every path of both programs in lockstep (see the module docstring).

@@ -464,10 +464,11 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
 
 
 def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = None,
-                 held: Optional[Iterable[str]] = None) -> None:
+                 held: Optional[Iterable[str]] = None, entries: Optional[List[int]] = None
+                 ) -> None:
     """Rename list terms everywhere in ``st`` (an injective renaming: alpha conversion).
     ``held``: the names of ``st.vars`` whose terms may hold a list (every other one known free
-    in ``memo``): only those are looked at."""
+    in ``memo``): only those are looked at; likewise the stack's ``entries`` (indices)."""
     if not mapping:
         return
 
@@ -489,7 +490,15 @@ def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = N
 
     # (the terms already known free are kept without a call: a state of Dynamo's long straight
     # line holds a thousand variables, most of them known free, and this runs at every join)
-    st.stack = [t if get(id(t)) is t else ren(t) for t in st.stack]
+    stack = st.stack
+    if entries is not None and memo is not None:
+        st.stack = stack = stack.copy()
+        for i in entries:
+            t = stack[i]
+            if get(id(t)) is not t:
+                stack[i] = ren(t)
+    else:
+        st.stack = [t if get(id(t)) is t else ren(t) for t in stack]
     if held is not None and memo is not None:
         # (in place: the names keep their order; ``st.vars`` is a copy of its own here)
         variables = st.vars
