@@ -306,8 +306,13 @@ class HeldNames:
     variable.  A name kept from the last call is one whose term is the same object now, so it is
     still not known free or is known free by now: walks skip the latter themselves.
 
-    >>> held = HeldNames({})
-    >>> sorted(held.of({"a": ("list", 0, 0), "b": 1}))
+    >>> memo = {}
+    >>> held = HeldNames(memo)
+    >>> t = ("r", 0, 0)
+    >>> sorted(held.of({"a": ("list", 0, 0), "b": t}))
+    ['a', 'b']
+    >>> memo[id(t)] = t  # (``t`` found to hold no list)
+    >>> sorted(held.of({"a": ("list", 0, 0), "b": t, "c": t}))
     ['a']
     """
 
