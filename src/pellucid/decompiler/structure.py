@@ -20,6 +20,7 @@ from pellucid.decompiler.stack_machine import same_expr
 from pellucid.decompiler.copied_tails import operand_at_hole
 from pellucid.decompiler.sharing import replace_nodes
 from pellucid.decompiler.tree_nodes import all_nodes, copy_tree
+from pellucid.decompiler.value_chains import shared_tail_chain
 
 _TERMINAL = TERMINAL
 _CASE_START = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME",
@@ -432,6 +433,45 @@ class Structurer:
             if nxt is None:
                 return out, None, None
             stack, block = nxt
+
+    def _arm_known(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block]
+                   ) -> Tuple[Any, Optional[WalkResult]]:
+        """The key of an arm's walk (what the walk reads) and a copy of its remembered result.
+
+        An arm walked only computes values (no statements, no state changed) is remembered
+        (``_arm_keep``): the arms of an ``if``/``and``/``or`` walked again from the same block,
+        with the same stack, get a copy of the first reading.  Before 3.12 an ``and`` inside an
+        ``or`` value (``(a and b) or rest``) reaches ``rest`` from both of ``a``'s arms: ``b``'s
+        JUMP_IF_TRUE_OR_POP falls into it and ``a``'s test jumps to it.  Read twice at each
+        operand, a chain of n operands took 2**n block walks; remembered, each is read once
+        (value_chains joins the copies).  The callers call ``walk`` themselves between the two
+        halves: an ``elif`` chain nests a walk per arm, and a wrapper's frame per level would
+        reach the recursion limit sooner."""
+        cache = self.__dict__.get("_arm_cache")
+        if cache is None:
+            cache = self._arm_cache = {}
+        temps, pending, globals_, nonlocals = self.save_state()
+        key = (block, tuple(map(id, stack)), stop, id(ctx.loop), id(ctx.region), ctx.exc,
+               self.floor, self.outer_floor, frozenset(self.active_loops),  # type: ignore[attr-defined]
+               frozenset(self.latch_tests), temps,
+               tuple((k, len(v)) for k, v in pending.items()), len(globals_), len(nonlocals))
+        known = cache.get(key)
+        if known is None:
+            return key, None
+        # The remembered nodes are kept apart from the ones handed out (a caller may mark them);
+        # the stack's own values stay shared.
+        return key, ([], copy_tree(known[1], stack), known[2])
+
+    def _arm_keep(self, key: Any, stack: List[Any], ctx: Ctx, result: WalkResult) -> WalkResult:
+        """Remember ``result`` under ``key`` when the walk made no statement and changed no
+        state (the key holds the state it started from); hand ``result`` back."""
+        if not result[0] and result[1] is not None:
+            temps, pending, globals_, nonlocals = self.save_state()
+            if temps == key[10] and tuple((k, len(v)) for k, v in pending.items()) == key[11] \
+                    and len(globals_) == key[12] and len(nonlocals) == key[13]:
+                # (``stack`` and ``ctx`` are kept with the entry: the ids in the key stay theirs)
+                self._arm_cache[key] = (list(stack), copy_tree(result[1], stack), result[2], ctx)
+        return result
 
     def _try_holds_loop(self, header: Block, ctx: Ctx) -> bool:
         """``header`` heads a loop and starts a new ``try``/``with`` level whose region holds
@@ -847,8 +887,13 @@ class Structurer:
         base = len(stack)
 
         def arms(stack: List[Any]) -> Tuple[WalkResult, WalkResult]:
-            return (self.walk(t, list(stack), ctx, inner_stop),
-                    self.walk(f, list(stack), ctx, inner_stop))
+            read = []
+            for arm in (t, f):
+                entry = list(stack)
+                key, known = self._arm_known(arm, entry, ctx, inner_stop)
+                read.append(known if known is not None else
+                            self._arm_keep(key, entry, ctx, self.walk(arm, entry, ctx, inner_stop)))
+            return read[0], read[1]
 
         def conditional_expression(then: WalkResult, orelse: WalkResult) -> bool:
             return then[1] is not None and orelse[1] is not None and then[2] is orelse[2] \
@@ -893,7 +938,10 @@ class Structurer:
         if conditional_expression((then_s, then_stack, then_end), (else_s, else_stack, else_end)):
             assert then_stack is not None and else_stack is not None
             then_v, else_v = self.value(then_stack[-1]), self.value(else_stack[-1])
-            stack = else_stack[:-1] + [ast.IfExp(*_laid_out(cond, then_v, else_v, t, f))]
+            test, body, orelse = _laid_out(cond, then_v, else_v, t, f)
+            chain = shared_tail_chain(test, body, orelse, boolop, negate) \
+                if not any(isinstance(n, M.Marker) for n in all_nodes(test)) else None
+            stack = else_stack[:-1] + [chain if chain is not None else ast.IfExp(test, body, orelse)]
             return stack, then_end
         if then_stack is None and else_stack is None and self.returns_const \
                 and _single_return(then_s) and _single_return(else_s) \
@@ -1169,8 +1217,12 @@ class Structurer:
                 f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop | {jump})
         else:
             inner_stop = stop | {merge}
-            j_s, j_stack, j_end = self.walk(jump, stack, ctx, inner_stop)
-            f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
+            read = []
+            for arm, entry in ((jump, stack), (fall, stack[:-1])):
+                key, known = self._arm_known(arm, entry, ctx, inner_stop)
+                read.append(known if known is not None else
+                            self._arm_keep(key, entry, ctx, self.walk(arm, entry, ctx, inner_stop)))
+            (j_s, j_stack, j_end), (f_s, f_stack, f_end) = read
         if j_stack is None and f_stack is None:
             # Both arms leave through copies of one tail: ``return a and b``, and 3.12+'s
             # ``x = a < b < c; return x``.
