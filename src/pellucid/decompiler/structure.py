@@ -340,7 +340,7 @@ def boolop(kind: type, a: ast.expr, b: ast.expr) -> ast.expr:
             values.extend(x.values)
         else:
             values.append(x)
-    merged = _merge_chained(values) if kind is ast.And else values
+    merged = _merge_chained(values) if kind is ast.And else _merge_negated_chained(values)
     if len(merged) == 1:
         return merged[0]
     return ast.BoolOp(kind(), merged)
@@ -352,6 +352,28 @@ def _grouped(e: ast.expr) -> ast.expr:
     if isinstance(e, ast.BoolOp):
         e._paren = True  # type: ignore[attr-defined]
     return e
+
+
+def _merge_negated_chained(values: List[ast.expr]) -> List[ast.expr]:
+    """``not a < b or not b < c`` where both ``b`` are one evaluation -> ``not a < b < c`` (a
+    chained comparison negated, read as an ``or`` of its failed links)."""
+    out: List[ast.expr] = []
+    for v in values:
+        prev = out[-1] if out else None
+        if prev is not None and isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) \
+                and isinstance(prev, ast.UnaryOp) and isinstance(prev.op, ast.Not) \
+                and isinstance(v.operand, ast.Compare) and isinstance(prev.operand, ast.Compare) \
+                and v.operand.left is prev.operand.comparators[-1]:
+            a, b = prev.operand, v.operand
+            joined = ast.UnaryOp(ast.Not(), ast.Compare(a.left, a.ops + b.ops, a.comparators + b.comparators))
+            for node, origin in ((joined, prev), (joined.operand, a)):
+                position = getattr(origin, "_pos", None)
+                if position is not None:
+                    node._pos = position  # type: ignore[attr-defined]
+            out[-1] = joined
+        else:
+            out.append(v)
+    return out
 
 
 def _merge_chained(values: List[ast.expr]) -> List[ast.expr]:
@@ -764,7 +786,98 @@ class Structurer:
                 if grown is not None:
                     break
             if grown is None:
-                return cond, t, f, stack, chain
+                # (an arm that only jumps on to the next operand, which the chained
+                # comparison's cleanup also falls into: ``a < b < c or d``)
+                for kind, arm in ((ast.And, t), (ast.Or, f)):
+                    passed = self._chain_exit(arm, chain)
+                    if passed is None:
+                        continue
+                    nxt, through = passed
+                    wider = chain | through
+                    at_t, at_f = (nxt, f) if kind is ast.And else (t, nxt)
+                    y = self._condition_only(nxt, wider, stack)
+                    grown = None if y is None else self._grow(kind, cond, at_t, at_f, stack, y,
+                                                              False, skip)
+                    blocks = frozenset([nxt])
+                    if grown is None:
+                        z = self._sub_condition(nxt, wider, stack)
+                        grown = None if z is None else self._grow(kind, cond, at_t, at_f, stack,
+                                                                  z[:4], True, jskip)
+                        blocks = frozenset() if z is None else z[4]
+                    if grown is not None:
+                        cond, t, f, stack = grown
+                        chain = wider | blocks
+                        break
+                if grown is not None:
+                    continue
+                chosen = self._grow_choice(cond, t, f, chain, stack, jskip)
+                if chosen is None:
+                    return cond, t, f, stack, chain
+                cond, t, f, stack, chain = chosen
+
+    def _chain_exit(self, arm: Block, chain: FrozenSet[Block]) -> Optional[Tuple[Block, FrozenSet[Block]]]:
+        """Where ``arm`` leads past lone jumps entered only from ``chain``, when that block is
+        entered only from ``chain``, such jumps, and chained comparisons' cleanups (a
+        ``POP_TOP`` of the duplicated operand) entered only from ``chain``: that block and the
+        blocks passed on the way to it (None when there are none).  The last test of ``a < b <
+        c`` falls into a jump to what follows the comparison when false, and its cleanup falls
+        into the same block."""
+        nxt = past_lone_jumps(arm)
+        through = set()
+        b = arm
+        while b is not nxt:
+            if not set(b.preds) <= chain | through:
+                return None
+            through.add(b)
+            b = b.jump  # type: ignore[assignment]
+        for p in nxt.preds:
+            if p in chain or p in through:
+                continue
+            lone = len(p.instrs) == 1 and p.last.op == "JUMP" and p.jump is nxt
+            if not set(p.preds) <= chain or not (lone or (
+                    self._skip_trampoline(p) is nxt
+                    and all(i.op in ("POP_TOP", "JUMP") for i in p.instrs))):
+                return None
+            through.add(p)
+        return (nxt, frozenset(through)) if through else None
+
+    def _grow_choice(self, cond: ast.expr, t: Block, f: Block, chain: FrozenSet[Block],
+                     stack: List[Any], skip: Callable[[Block], Block]
+                     ) -> Optional[Tuple[ast.expr, Block, Block, List[Any], FrozenSet[Block]]]:
+        """``cond`` choosing between two conditions that go to the same two places: a
+        conditional expression tested (``if (a if c else b) and x:`` jumps from ``c`` to the
+        test of ``a`` or of ``b``, each jumping on by its truth).  Read as branches instead,
+        the code after them was read once per arm, and once more per such operand after it:
+        2**n for n operands.  The condition, its targets, the stack after it and its blocks,
+        or None."""
+        if t is f:
+            return None
+        zt = self._sub_condition(t, chain, stack)
+        if zt is None:
+            return None
+        zf = self._sub_condition(f, chain | zt[4], stack)
+        if zf is None or zt[4] & zf[4]:
+            return None
+        et, tt, ft, st_t, bt = zt
+        ef, tf, ff, st_f, bf = zf
+        if len(st_t) != len(st_f) or any(x is not y for x, y in zip(st_t, st_f)):
+            return None
+        for negated, (f_true, f_false) in ((False, (tf, ff)), (True, (ff, tf))):
+            m_true = self._meet(f_true, tt, skip, st_t, st_f)
+            m_false = self._meet(f_false, ft, skip, st_t, st_f) if m_true is not None else None
+            if m_false is None:
+                continue
+            test, body, orelse = _laid_out(cond, _grouped(et), _grouped(negate(ef) if negated else ef), t, f)
+            blocks = chain | bt | bf
+            # (the arm laid out first jumps over the other to a target: that lone jump is part
+            # of the condition, for the operand after it, entered only from the condition)
+            for start, target in ((tt, m_true), (ft, m_false), (tf, m_true), (ff, m_false)):
+                while start is not target and len(start.instrs) == 1 and start.last.op == "JUMP" \
+                        and start.jump is not None and set(start.preds) <= blocks:
+                    blocks = blocks | {start}
+                    start = start.jump
+            return ast.IfExp(test, body, orelse), m_true, m_false, st_f, blocks
+        return None
 
     def _grow(self, kind: type, cond: ast.expr, t: Block, f: Block, stack: List[Any],
               operand: Tuple[ast.expr, Block, Block, List[Any]], group: bool,
@@ -1193,7 +1306,8 @@ class Structurer:
     def build_value_branch(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                            out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
         last = block.last
-        v = self.value(stack[-1])
+        raw = stack[-1]
+        v = self.value(raw)
         jump, fall = block.jump, block.fallthrough
         if jump is None or fall is None:
             raise StructureError("value jump out of the code")
@@ -1242,7 +1356,9 @@ class Structurer:
             raise StructureError("and/or whose operands contain statements")
         jv = j_stack[-1]
         rest = self.value(f_stack[-1])
-        if jv is v or same_expr(jv, v):
+        # (``raw``: the value as the stack holds it, where ``v`` also names it: ``(y := f())
+        # and y``, a store pending on the operand, makes ``v`` the walrus)
+        if jv is v or jv is raw or same_expr(jv, v):
             result = boolop(kind, v, rest)
         else:
             raise StructureError("and/or whose short-circuit path changes the value")

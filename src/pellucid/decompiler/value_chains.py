@@ -13,13 +13,6 @@ from typing import Any, List, Optional
 
 from pellucid.decompiler.tree_nodes import all_nodes
 
-# The four layouts, by (the arm holding ``rest`` alone, the other arm's operator):
-# ``rest`` when the test is false, ``b or rest`` when true   -> ``(test and b) or rest``
-# ``rest`` when the test is false, ``b and rest`` when true  -> ``(not test or b) and rest``
-# ``rest`` when the test is true, ``b and rest`` when false  -> ``(test or b) and rest``
-# ``rest`` when the test is true, ``b or rest`` when false   -> ``(not test and b) or rest``
-
-
 def _copies(a: Any, b: Any) -> bool:
     """``a`` and ``b`` are copies of one reading of the same code: equal trees whose values
     were computed by the same instructions (the stack machine numbers each value it makes,
@@ -35,25 +28,29 @@ def _copies(a: Any, b: Any) -> bool:
     return ast.dump(a) == ast.dump(b)
 
 
-def _head_before(arm: ast.expr, rest: ast.expr, kind: type) -> Optional[List[ast.expr]]:
-    """The operands of ``arm`` (a ``kind`` BoolOp) before ``rest``, which ends it (flattened
-    into it when ``rest`` is a ``kind`` BoolOp too), or None."""
-    if not isinstance(arm, ast.BoolOp) or not isinstance(arm.op, kind):
-        return None
-    if isinstance(rest, ast.BoolOp) and isinstance(rest.op, kind) and not getattr(rest, "_paren", False):
-        tail = rest.values
-        if len(arm.values) > len(tail) and all(_copies(x, y) for x, y in zip(arm.values[-len(tail):], tail)):
-            return arm.values[:-len(tail)]
-    if len(arm.values) > 1 and _copies(arm.values[-1], rest):
-        return arm.values[:-1]
-    return None
+def _operands(e: ast.expr, kind: type) -> List[ast.expr]:
+    if isinstance(e, ast.BoolOp) and isinstance(e.op, kind) and not getattr(e, "_paren", False):
+        return list(e.values)
+    return [e]
+
+
+def _common_tail(a: List[ast.expr], b: List[ast.expr]) -> int:
+    """How many operands ``a`` and ``b`` end with that are copies of each other."""
+    k = 0
+    while k < len(a) and k < len(b) and _copies(a[-1 - k], b[-1 - k]):
+        k += 1
+    return k
+
+
+def _joined(kind: type, values: List[ast.expr]) -> ast.expr:
+    return values[0] if len(values) == 1 else ast.BoolOp(kind(), list(values))
 
 
 def shared_tail_chain(test: ast.expr, body: ast.expr, orelse: ast.expr, boolop: Any,
                       negate: Any) -> Optional[ast.expr]:
-    """``body if test else orelse`` as one ``and``/``or`` when one arm is the other's last
-    operand (copies of one reading), else None.  ``boolop(kind, a, b)`` and ``negate(e)`` are
-    the structurer's builders.
+    """``body if test else orelse`` as one ``and``/``or`` when both arms end in the same
+    operands (copies of one reading), else None.  ``boolop(kind, a, b)`` and ``negate(e)``
+    are the structurer's builders.
 
     >>> import ast
     >>> from pellucid.decompiler.structure import boolop, negate
@@ -63,19 +60,42 @@ def shared_tail_chain(test: ast.expr, body: ast.expr, orelse: ast.expr, boolop: 
     >>> type(e.op).__name__, type(e.values[0].op).__name__, e.values[1] is rest
     ('Or', 'And', True)
     """
-    for rest, other, rest_when_true in ((orelse, body, False), (body, orelse, True)):
-        for kind in (ast.Or, ast.And):
-            head = _head_before(other, rest, kind)
-            if head is None:
-                continue
-            b = head[0] if len(head) == 1 else ast.BoolOp(kind(), list(head))
-            # ``rest`` alone is what the test picks when the operand before it is falsy (or)
-            # or truthy (and); the other arm adds ``b`` before it.
-            if kind is ast.Or:
-                first = boolop(ast.And, negate(test) if rest_when_true else test, _paren(b, ast.And))
-            else:
-                first = boolop(ast.Or, test if rest_when_true else negate(test), _paren(b, ast.Or))
-            return boolop(kind, _paren(first, kind), rest)
+    for kind in (ast.Or, ast.And):
+        # (an arm that is the whole shared tail may be a group in the other: ``(x or (b or
+        # a)) if t else (b or a)``)
+        for ops_b, ops_o in ((_operands(body, kind), _operands(orelse, kind)),
+                             (_operands(body, kind), [orelse]), ([body], _operands(orelse, kind))):
+            k = _common_tail(ops_b, ops_o)
+            if 0 < k and not (k == len(ops_b) and k == len(ops_o)):
+                break
+        else:
+            continue
+        # (of the two copies, the one kept as a group where it was one: the source's shape)
+        rest = [x if getattr(x, "_paren", False) else y for x, y in zip(ops_b[-k:], ops_o[-k:])]
+        head_b, head_o = ops_b[:-k], ops_o[:-k]
+        if head_b and head_o:
+            # ``(x and r) if t else (y and r)``: ``(x if t else y) and r``, the choice read
+            # again (its arms may share a tail of the other kind: ``(t and x) or y``)
+            hb, ho = _joined(kind, head_b), _joined(kind, head_o)
+            first = shared_tail_chain(test, hb, ho, boolop, negate)
+            if first is None:
+                first = ast.IfExp(test, hb, ho)
+        elif head_b:
+            # ``rest`` alone when the test is false, ``b <kind> rest`` when true: ``(test and b)
+            # or rest`` / ``(not test or b) and rest``
+            b = _joined(kind, head_b)
+            first = boolop(ast.And, test, _paren(b, ast.And)) if kind is ast.Or \
+                else boolop(ast.Or, negate(test), _paren(b, ast.Or))
+        else:
+            # ``rest`` alone when the test is true: ``(not test and b) or rest`` / ``(test or
+            # b) and rest``
+            b = _joined(kind, head_o)
+            first = boolop(ast.And, negate(test), _paren(b, ast.And)) if kind is ast.Or \
+                else boolop(ast.Or, test, _paren(b, ast.Or))
+        out = _paren(first, kind)
+        for r in rest:
+            out = boolop(kind, out, r)
+        return out
     return None
 
 
