@@ -468,7 +468,11 @@ class Structurer:
         operand, a chain of n operands took 2**n block walks; remembered, each is read once
         (value_chains joins the copies).  The callers call ``walk`` themselves between the two
         halves: an ``elif`` chain nests a walk per arm, and a wrapper's frame per level would
-        reach the recursion limit sooner."""
+        reach the recursion limit sooner.  Only a block entered from more than one place can
+        be walked again this way: others are neither looked up nor remembered (remembering
+        copies the result, and each level of a nested chain holds the rest of it)."""
+        if len(block.preds) < 2:
+            return None, None
         cache = self.__dict__.get("_arm_cache")
         if cache is None:
             cache = self._arm_cache = {}
@@ -487,7 +491,7 @@ class Structurer:
     def _arm_keep(self, key: Any, stack: List[Any], ctx: Ctx, result: WalkResult) -> WalkResult:
         """Remember ``result`` under ``key`` when the walk made no statement and changed no
         state (the key holds the state it started from); hand ``result`` back."""
-        if not result[0] and result[1] is not None:
+        if key is not None and not result[0] and result[1] is not None:
             temps, pending, globals_, nonlocals = self.save_state()
             if temps == key[10] and tuple((k, len(v)) for k, v in pending.items()) == key[11] \
                     and len(globals_) == key[12] and len(nonlocals) == key[13]:
