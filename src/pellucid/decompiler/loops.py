@@ -34,6 +34,20 @@ def _straight_to(block: Block, target: Block) -> bool:
     return False
 
 
+
+def _past_cleanup_entry(block: Block) -> List[Block]:
+    """The predecessors of ``block``, where it is entered by a lone jump over a chained
+    comparison's cleanup and by that cleanup (3.10+ ``a < b < c or d``): the jump's
+    predecessors instead, so a walk back from ``d``'s test reaches the comparison."""
+    preds = list(block.preds)
+    jumps = [p for p in preds if len(p.instrs) == 1 and p.last.op == "JUMP" and len(p.preds) == 1]
+    if len(preds) > 1 and len(jumps) == 1 and all(
+            p is jumps[0] or (p.instrs[0].op == "POP_TOP" and len(p.instrs) <= 3
+                              and all(i.op in ("POP_TOP", "SWAP", "JUMP") for i in p.instrs))
+            for p in preds):
+        return list(jumps[0].preds)
+    return preds
+
 class _GuardNotLoop(StructureError):
     """(a test read as a ``while`` loop's guard has no such loop after it)"""
 
@@ -1186,9 +1200,10 @@ class LoopBuilder:
                 test = c if t is header else negate(c)
                 if ast.dump(test) == ast.dump(cond):
                     return start, chain
-            if len(start.preds) != 1 or start.preds[0].last.op not in POP_JUMPS:
+            preds = _past_cleanup_entry(start)
+            if len(preds) != 1 or preds[0].last.op not in POP_JUMPS:
                 return None
-            start = start.preds[0]
+            start = preds[0]
         return None
 
     def build_guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
