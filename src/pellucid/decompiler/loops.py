@@ -1261,9 +1261,13 @@ class LoopBuilder:
         self.active_loops.update(conts)
         self.latch_tests.add(latch)
         try:
-            body_s = self._loop_body(self.walk(header, list(stack),
-                                               self._loop_ctx(ctx, header, latch, follow, body, conts),
-                                               frozenset(), first=header))
+            loop_ctx = self._loop_ctx(ctx, header, latch, follow, body, conts)
+            inner = self._inner_loop_at_head(header, body, latch, conts)
+            if inner:
+                body_s = self._inner_loop_first(header, inner, stack, loop_ctx)
+            else:
+                body_s = self._loop_body(self.walk(header, list(stack), loop_ctx, frozenset(),
+                                                   first=header))
         finally:
             self.active_loops.discard(header)
             self.active_loops.difference_update(conts)
@@ -1272,3 +1276,60 @@ class LoopBuilder:
         orelse = self._else_clause(normal, follow, stack, ctx, stop)
         self.emit(out, ast.While(cond, body_s, orelse), stack)
         return (list(stack) if follow is not None else None), follow
+
+    def _inner_loop_at_head(self, header: Block, body: FrozenSet[Block], latch: Block,
+                            conts: FrozenSet[Block]) -> FrozenSet[Block]:
+        """The blocks of a loop that starts the body of the 3.10+ ``while c:`` headed by
+        ``header`` at that same block, or nothing.
+
+        ``while c: while True: ...`` -- 3.10-3.13 drop the inner loop's NOP, so the outer
+        loop's jump back from its re-test (which starts at ``latch``) and the inner loop's
+        ``continue`` and closing jump all go to ``header``.  A ``continue`` of the outer loop
+        goes to its re-test or its guard (``conts``), never there: any other jump back to
+        ``header`` belongs to an inner loop, whose blocks are the natural loop of those jumps
+        alone."""
+        outer: Set[Block] = set()
+        work, seen = [latch, *conts], {header}
+        while work:
+            b = work.pop()
+            if b in seen or b not in body:
+                continue
+            seen.add(b)
+            if header in b.succs:
+                outer.add(b)
+            work.extend(x for x in b.succs if x is not None)
+        others = [p for p in header.preds if p in body and p not in outer]
+        if not outer or not others:
+            return frozenset()
+        inner: Set[Block] = {header}
+        work = list(others)
+        while work:
+            b = work.pop()
+            if b in inner:
+                continue
+            if b in seen and b is not header or b not in body:
+                return frozenset()  # (the re-test reaches it: not a loop of its own)
+            inner.add(b)
+            work.extend(self.cfg.all_preds(b))
+        return frozenset(inner)
+
+    def _inner_loop_first(self, header: Block, inner: FrozenSet[Block], stack: List[Any],
+                          loop_ctx: Ctx) -> List[ast.stmt]:
+        """The outer loop's body when it starts with the loop ``inner`` at its own head: that
+        loop (built as any ``while``, in the outer loop's context), then the rest of the body
+        from where it goes on."""
+        stmts: List[ast.stmt] = []
+        self.active_loops.discard(header)  # (heads the inner loop while it is built)
+        try:
+            # (a ``while True:``: its first test is a statement of its body, as 3.10+ lay out
+            # every loop that tests at its head -- not a ≤3.9 ``while cond:``)
+            body = self.with_clauses(inner)
+            st, follow = self._try_inline_leaving(
+                self._exits(body, header), None, loop_ctx, body, stmts,
+                lambda follow: self._while_from(header, body, list(stack), loop_ctx, frozenset(), stmts,
+                                                ast.Constant(True), header, header, None, follow))
+        finally:
+            self.active_loops.add(header)
+        if st is None or follow is None:
+            return stmts
+        return stmts + self._loop_body(self.walk(follow, st, loop_ctx, frozenset()))

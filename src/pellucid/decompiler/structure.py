@@ -489,12 +489,21 @@ class Structurer:
         loop = ctx.loop
         if loop is None:
             return None
-        # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target.
+        # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target; so
+        # does one that only holds NOPs and falls on: 3.10-3.13 start ``while True:`` with a NOP
+        # of its line, where an enclosing ``while c:`` also starts its body -- the inner loop's
+        # ``continue`` goes to that NOP (which may head the outer loop), not to the inner head.
         conts = loop.conts
-        while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
-                and block is not loop.header and block is not loop.cont and block is not loop.brk \
-                and block not in conts:
-            block = block.jump
+        for _ in range(16):
+            if block is loop.header or block is loop.cont or block is loop.brk or block in conts:
+                break
+            if len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None:
+                block = block.jump
+            elif block.jump is None and block.fallthrough is not None \
+                    and all(i.op == "NOP" for i in block.instrs):
+                block = block.fallthrough
+            else:
+                break
         if block is loop.brk or (loop.brk is not None and block in self.brk_copies.get(loop.brk, ())):
             return ast.Break()
         if block is loop.cont or block in conts:
