@@ -249,6 +249,8 @@ class LoopBuilder:
         # (code the loop shares with what comes before it is no body code: ``break`` to it)
         kept = {s for s in exits if any(p in normal or p not in body for p in s.preds)
                 or not _only_leaves(s, body)}
+        if header.last.op == "FOR_ITER":
+            kept = {s for s in kept if not self._returns_with_iterator(s, header, body)}
         # Body code that only returns or raises (see _leaving_region) is no exit -- unless it is
         # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
         leaving = {s for s in kept if not _break_jump(s, body)
@@ -268,6 +270,23 @@ class LoopBuilder:
                     inner |= self.cfg.loop_body(h)
             kept -= {s for s in leaving if all(p in inner for p in s.preds if p in body)}
         return kept
+
+    def _returns_with_iterator(self, block: Block, header: Block, body: FrozenSet[Block]) -> bool:
+        """Every path from ``block`` returns or raises with the ``for`` iterator still on the
+        stack (each block it reaches starts at least as deep as the loop's head): a ``return``
+        in the body that two arms share (``if a: pass`` / ``elif b: continue`` then ``return
+        k``; 3.8-3.11 and 3.15 jump to it).  A ``break`` pops the iterator before it goes on,
+        so the code after the loop, even code that only returns, starts less deep."""
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        there = depths.get(header.instrs[0].offset)
+        region = _leaving_blocks(block, body)
+        if there is None or not region:
+            return False
+        for b in region:
+            here = depths.get(b.instrs[0].offset)
+            if here is None or here < there:
+                return False
+        return True
 
     def _deeper_than(self, block: Block, header: Block) -> bool:
         depths = self._entry_depths()  # type: ignore[attr-defined]
