@@ -827,60 +827,10 @@ class Structurer:
                 if grown is not None:
                     break
             if grown is None:
-                # (an arm that only jumps on to the next operand, which the chained
-                # comparison's cleanup also falls into: ``a < b < c or d``)
-                for kind, arm in ((ast.And, t), (ast.Or, f)):
-                    passed = self._chain_exit(arm, chain)
-                    if passed is None:
-                        continue
-                    nxt, through = passed
-                    wider = chain | through
-                    at_t, at_f = (nxt, f) if kind is ast.And else (t, nxt)
-                    y = self._condition_only(nxt, wider, stack)
-                    grown = None if y is None else self._grow(kind, cond, at_t, at_f, stack, y,
-                                                              False, skip)
-                    blocks = frozenset([nxt])
-                    if grown is None:
-                        z = self._sub_condition(nxt, wider, stack)
-                        grown = None if z is None else self._grow(kind, cond, at_t, at_f, stack,
-                                                                  z[:4], True, jskip)
-                        blocks = frozenset() if z is None else z[4]
-                    if grown is not None:
-                        cond, t, f, stack = grown
-                        chain = wider | blocks
-                        break
-                if grown is not None:
-                    continue
                 chosen = self._grow_choice(cond, t, f, chain, stack, jskip)
                 if chosen is None:
                     return cond, t, f, stack, chain
                 cond, t, f, stack, chain = chosen
-
-    def _chain_exit(self, arm: Block, chain: FrozenSet[Block]) -> Optional[Tuple[Block, FrozenSet[Block]]]:
-        """Where ``arm`` leads past lone jumps entered only from ``chain``, when that block is
-        entered only from ``chain``, such jumps, and chained comparisons' cleanups (a
-        ``POP_TOP`` of the duplicated operand) entered only from ``chain``: that block and the
-        blocks passed on the way to it (None when there are none).  The last test of ``a < b <
-        c`` falls into a jump to what follows the comparison when false, and its cleanup falls
-        into the same block."""
-        nxt = past_lone_jumps(arm)
-        through = set()
-        b = arm
-        while b is not nxt:
-            if not set(b.preds) <= chain | through:
-                return None
-            through.add(b)
-            b = b.jump  # type: ignore[assignment]
-        for p in nxt.preds:
-            if p in chain or p in through:
-                continue
-            lone = len(p.instrs) == 1 and p.last.op == "JUMP" and p.jump is nxt
-            if not set(p.preds) <= chain or not (lone or (
-                    self._skip_trampoline(p) is nxt
-                    and all(i.op in ("POP_TOP", "JUMP") for i in p.instrs))):
-                return None
-            through.add(p)
-        return (nxt, frozenset(through)) if through else None
 
     def _grow_choice(self, cond: ast.expr, t: Block, f: Block, chain: FrozenSet[Block],
                      stack: List[Any], skip: Callable[[Block], Block]
