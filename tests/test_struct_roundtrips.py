@@ -1469,6 +1469,20 @@ def f(log, n, suppress):
         log.append((q, k))
     return log
 """, "f", [([], 2, False), ([], 0, True), ([], 0, False)], ALL),
+    # 3.12 (http.cookies:_unquote): a rotated ``while 0 <= i < n:`` whose body holds an ``if``,
+    # then ``return len(res)``, copied after the guard and after the latch.  The two copies
+    # (``LOAD_GLOBAL`` pushing a NULL: five neutral instructions, four of the compiler's) were
+    # not seen as one exit; read as ``while True:``, the walk went on at the chain's cleanup
+    # ``POP_TOP`` with nothing to pop (IndexError in the structurer, fallback).
+    "rotated_chained_comparison_while_copied_call_return": (r"""
+def f(i, n, step):
+    res = []
+    while 0 <= i < n:
+        if step:
+            res.append(i)
+        i += 1 + abs(step)
+    return len(res)
+""", "f", [(0, 5, 0), (0, 5, 1), (-1, 5, 1), (3, 2, 1), (0, 9, -2)], ALL),
 }
 
 METHOD_INPUTS_MORE = {
