@@ -1483,6 +1483,29 @@ def f(i, n, step):
         i += 1 + abs(step)
     return len(res)
 """, "f", [(0, 5, 0), (0, 5, 1), (-1, 5, 1), (3, 2, 1), (0, 9, -2)], ALL),
+    # 3.12/3.13 (code:InteractiveConsole.interact on 3.12): ``while 1:`` whose body is a ``try``
+    # holding a ``try`` whose clause breaks; the outer clause goes on at the loop's closing
+    # jump, which 3.12+ leaves out of the exception table (normalize gives it the try's
+    # handler).  The loop was taken for one the ``try`` encloses, and each reading of the
+    # ``try`` began the loop again (RecursionError in the structurer, fallback).
+    "while_try_in_try_inner_clause_breaks_outer_goes_on": (r"""
+def f(log, events, c):
+    while 1:
+        try:
+            try:
+                ev = events.pop()
+                if ev < 0:
+                    raise ValueError(ev)
+                log.append(10 // ev)
+            except LookupError:
+                break
+        except ZeroDivisionError:
+            log.append("zero")
+    if c is None:
+        log.append("none")
+    return log
+""", "f", [([], [], None), ([], [1, 0, 2], 1), ([], [5, 0, 0], None), ([], [1, -1, 2], None)],
+        ALL),
 }
 
 METHOD_INPUTS_MORE = {
