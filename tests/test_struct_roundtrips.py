@@ -1506,6 +1506,36 @@ def f(log, events, c):
     return log
 """, "f", [([], [], None), ([], [1, 0, 2], 1), ([], [5, 0, 0], None), ([], [1, -1, 2], None)],
         ALL),
+    # 3.12 (shutil:_rmtree_safe_fd): a ``finally`` body ``if not c: A`` ending a loop body.
+    # 3.12 inverts the normal path's test so that it falls into the jump back: the copy reads
+    # ``if c: continue`` then ``A; continue`` (3.9, 3.13+: ``if not c: A else: continue`` where the
+    # walk stops at the loop's next iteration): "finally body not repeated on the normal path".
+    "if_not_ending_finally_ending_for_body": (r"""
+def f(log, xs, flags):
+    for x in xs:
+        try:
+            log.append(10 // x)
+        finally:
+            if not flags.get(x):
+                log.append(("fin", x))
+    return log
+""", "f", [([], [1, 2, 5], {}), ([], [1, 2, 5], {2: 1}), ([], [3, 0, 2], {3: 1})], ALL),
+    "if_not_ending_finally_in_try_else_ending_for_body": (r"""
+def f(log, xs, flags):
+    for x in xs:
+        try:
+            log.append(10 // x)
+        except ZeroDivisionError:
+            log.append("zero")
+        else:
+            try:
+                log.append(20 // (x - 1))
+            finally:
+                if not flags.get(x):
+                    log.append(("fin", x))
+    return log
+""", "f", [([], [2, 0, 5], {}), ([], [2, 0, 5], {2: 1}), ([], [3, 1, 2], {3: 1}),
+           ([], [2, 1, 3], {1: 1})], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -759,6 +759,17 @@ class ProtectedBuilder:
             if not _starts_with(rest, final):
                 rest = _drop_jumps_before_same(rest)
             if not _starts_with(rest, final):
+                # (where the walk stopped at the loop's continue or break point, that jump ends
+                # ``rest`` too)
+                jump = self.loop_jump(rest_end, ctx) if rest_stack is not None \
+                    and rest_end is not None else None
+                tail = [] if jump is None else [jump]
+                for fix in (_drop_jumps_before_same, _unguard_jumps):
+                    fixed = fix(rest + tail)
+                    if _starts_with(fixed, final):
+                        rest = fixed[:len(fixed) - len(tail)]
+                        break
+            if not _starts_with(rest, final):
                 merged = _final_return_merged(rest, final)
                 if merged is None:
                     raise StructureError("finally body not repeated on the normal path")
@@ -1887,6 +1898,29 @@ def _drop_jumps_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
             new.body, new.orelse = body or [ast.Pass()], orelse
             out[i] = new
     return out
+
+
+def _unguard_jumps(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: continue`` followed by statements ending in ``continue`` -> ``if not c:`` around
+    those statements, then ``continue`` (likewise ``break``, and ``return`` of a constant).
+
+    3.12+ inverts a test whose arm jumps to a loop's closing jump, so the normal-path copy of
+    a ``finally`` body ending a loop body (``if not c: A`` then the jump back) reads as a guard
+    jumping back, then ``A`` and its own jump back (shutil's ``_rmtree_safe_fd`` on 3.12)."""
+    from pellucid.decompiler.structure import negate
+    for i, st in enumerate(stmts[:-2]):
+        if not (isinstance(st, ast.If) and not st.orelse and len(st.body) == 1):
+            continue
+        jump = st.body[0]
+        if not isinstance(jump, (ast.Continue, ast.Break, ast.Return)) or isinstance(jump, ast.Return) \
+                and not (jump.value is None or isinstance(jump.value, ast.Constant)):
+            continue
+        if ast.dump(stmts[-1]) != ast.dump(jump):
+            continue
+        node = ast.If(negate(st.test), stmts[i + 1:-1], [])
+        ast.copy_location(node, st)
+        return stmts[:i] + [node, stmts[-1]]
+    return stmts
 
 
 def _final_return_merged(rest: List[ast.stmt], final: List[ast.stmt]) -> Optional[List[ast.stmt]]:
