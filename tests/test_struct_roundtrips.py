@@ -1536,6 +1536,21 @@ def f(log, xs, flags):
     return log
 """, "f", [([], [2, 0, 5], {}), ([], [2, 0, 5], {2: 1}), ([], [3, 1, 2], {3: 1}),
            ([], [2, 1, 3], {1: 1})], ALL),
+    # 3.10+ (code:InteractiveConsole.interact on 3.13-3.15): ``if a: A elif b: B`` ending a
+    # ``finally`` body; the handler reads ``if a: A; RERAISE`` then ``if b: B; RERAISE`` and
+    # RERAISE.  The last ``if``'s copy was factored out and the first left as an ``if`` of its
+    # own (``if a: A`` then ``if b: B``: not the normal path's ``if``/``elif``).
+    "if_elif_ending_finally": (r"""
+def f(log, n, m):
+    try:
+        log.append(10 // n)
+    finally:
+        if m is None:
+            log.append("none")
+        elif m != "":
+            log.append(m)
+    return log
+""", "f", [([], n, m) for n in (0, 2) for m in (None, "", "x")], ALL),
 }
 
 METHOD_INPUTS_MORE = {

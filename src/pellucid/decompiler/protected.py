@@ -1812,7 +1812,13 @@ def _factor_terminal_tail(stmts: List[ast.stmt], arms_as_else: bool = True) -> L
         if dumps is None:
             dumps = [ast.dump(x) for x in stmts]
         if [ast.dump(x) for x in body[-n:]] == dumps[i + 1:]:
-            return stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
+            factored = stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
+            if isinstance(stmts[-1], Reraise) and arms_as_else and i > 0:
+                # (an ``if`` before it whose arm re-raises: ``if a: A elif b: B`` ending a
+                # ``finally`` body reads ``if a: A; RERAISE`` then ``if b: B; RERAISE``, the
+                # last ``if``'s RERAISE factored here)
+                return _reraising_arms_as_else(factored)
+            return factored
     if isinstance(stmts[-1], Reraise) and arms_as_else:
         # (no arm ends in a copy of what follows the ``if``: an ``else`` arm, then)
         return _reraising_arms_as_else(stmts)
