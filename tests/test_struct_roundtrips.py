@@ -1551,6 +1551,24 @@ def f(log, n, m):
             log.append(m)
     return log
 """, "f", [([], n, m) for n in (0, 2) for m in (None, "", "x")], ALL),
+    # 3.13+ (linecache:updatecache on 3.14/3.15): ``try/except/else`` in an ``except`` clause;
+    # the inner clause and the ``else`` clause each end in a copy of the outer clause's
+    # ``POP_EXCEPT`` and jump: the ``else`` clause was not seen to end in that copy when it has
+    # statements of its own ("except clauses continue differently from the try").
+    "try_except_else_in_except_clause": (r"""
+def f(log, a, b):
+    try:
+        log.append(10 // a)
+    except ZeroDivisionError:
+        try:
+            log.append(10 // b)
+        except (ZeroDivisionError, TypeError):
+            log.append("inner")
+        else:
+            log.append("else")
+    log.append("after")
+    return log
+""", "f", [([], a, b) for a in (0, 2) for b in (0, 5, None, "x")], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -984,13 +984,17 @@ class ProtectedBuilder:
         if trailing is not None:
             # Clauses ran into a copy of the code after the try (CPython duplicates small exit
             # blocks); it runs after the clause ends, so it goes after the statement.
-            if orelse and [ast.dump(x) for x in orelse] == [ast.dump(x) for x in trailing] \
+            n = len(trailing)
+            if orelse and len(orelse) >= n and [ast.dump(x) for x in orelse[len(orelse) - n:]] \
+                    == [ast.dump(x) for x in trailing] \
                     and (else_stack is None or (hstack is not None and _same_stack(hstack, else_stack))):
                 # The body's normal exit runs its own copy of that code (3.10+ copies a short
                 # ending, such as an enclosing clause's ``POP_EXCEPT; return x`` or its
                 # ``POP_EXCEPT; JUMP``, into every path): both paths go on with the same code
-                # (and, when it falls through, both reach ``after``: checked above).
-                node.orelse = []
+                # (and, when it falls through, both reach ``after``: checked above), after
+                # the ``else`` clause's own statements if it has any (3.13+: ``try/except/else``
+                # in an ``except`` clause, linecache.updatecache).
+                node.orelse = orelse[:len(orelse) - n]
                 self.emit(out, node, stack)
                 out.extend(trailing)
                 if else_stack is None:
