@@ -1569,6 +1569,25 @@ def f(log, a, b):
     log.append("after")
     return log
 """, "f", [([], a, b) for a in (0, 2) for b in (0, 5, None, "x")], ALL),
+    # 3.8-3.15 (multiprocessing.forkserver:main on 3.14/3.15): ``except E: continue`` in a
+    # ``with`` in a loop, then an ``if``/``else``: the clause leaves through the with's exit and
+    # the loop's ``continue``, and was taken for the statement's way on ("try-else does not
+    # rejoin").
+    "with_try_except_continue_then_if_else_in_loop": (QUIET + r"""
+def f(log, xs, suppress):
+    for x in xs:
+        with Quiet(log, suppress):
+            try:
+                log.append(10 // x)
+            except ZeroDivisionError:
+                continue
+            if x > 2:
+                log.append("big")
+            else:
+                log.append(x // (x - 1))
+    return log
+""", "f", [([], [1, 0, 3], True), ([], [3, 0, 2], False), ([], [5, 1, 0], True),
+           ([], [1, 0, 3], False)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -814,6 +814,19 @@ class ProtectedBuilder:
             only, only_copies = self._try_follow(None, hblock)
             if only is not None and only not in targets:
                 after, copies = only, only_copies
+                if ctx.region is not None and (only.origin or only) not in ctx.region:
+                    # (unless the clauses leave the enclosing ``with``/``try`` by its exit
+                    # and a ``continue``/``break``: then the statement goes on where the
+                    # body's way on does, found below; multiprocessing.forkserver:main)
+                    saved = self.save_state()
+                    try:
+                        leaving = isinstance(self.private_exit(only, ctx, list(stack)), list)
+                    except StructureError:
+                        leaving = False
+                    finally:
+                        self.restore_state(saved)
+                    if leaving:
+                        after, copies = None, []
         if ctx.region is not None and exit_block is not None and after is not exit_block \
                 and (exit_block.origin or exit_block) not in ctx.region \
                 and self.private_exit(exit_block, ctx, list(body_stack or stack)) is False:
