@@ -1588,6 +1588,27 @@ def f(log, xs, suppress):
     return log
 """, "f", [([], [1, 0, 3], True), ([], [3, 0, 2], False), ([], [5, 1, 0], True),
            ([], [1, 0, 3], False)], ALL),
+    # 3.12/3.13 (multiprocessing.resource_sharer:_ResourceSharer._serve, pdb:main on 3.12):
+    # ``while 1: try: with ...`` whose clause goes on at the loop's closing jump (a lone jump
+    # normalize gives the try's handler): the loop was read inside the ``try`` ("loop body
+    # runs on out of its region"; the real functions: "a statement that goes on where it
+    # started").  Fixed with ``while_try_in_try_inner_clause_breaks_outer_goes_on``.  (With
+    # code after the loop, or on 3.8/3.9, the structured form is refused -- a suppressed
+    # exception ends the ``with`` into the code after the loop -- and the fallback is used:
+    # see bench/sweep_findings.md, fb12.)
+    "while_one_try_with_break_clause_goes_on": (QUIET + r"""
+def f(log, xs, suppress):
+    while 1:
+        try:
+            with Quiet(log, suppress):
+                x = xs.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+        except ZeroDivisionError:
+            log.append("zero")
+""", "f", [([], [None, 2, 0, 5], True), ([], [None, 2, 0, 5], False), ([], [None], False)],
+        ALL[2:]),
 }
 
 METHOD_INPUTS_MORE = {
