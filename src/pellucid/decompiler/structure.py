@@ -495,12 +495,21 @@ class Structurer:
         loop = ctx.loop
         if loop is None:
             return None
-        # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target.
+        # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target; so
+        # does one that only holds NOPs and falls on: 3.10-3.13 start ``while True:`` with a NOP
+        # of its line, where an enclosing ``while c:`` also starts its body -- the inner loop's
+        # ``continue`` goes to that NOP (which may head the outer loop), not to the inner head.
         conts = loop.conts
-        while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
-                and block is not loop.header and block is not loop.cont and block is not loop.brk \
-                and block not in conts:
-            block = block.jump
+        for _ in range(16):
+            if block is loop.header or block is loop.cont or block is loop.brk or block in conts:
+                break
+            if len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None:
+                block = block.jump
+            elif block.jump is None and block.fallthrough is not None \
+                    and all(i.op == "NOP" for i in block.instrs):
+                block = block.fallthrough
+            else:
+                break
         if block is loop.brk or (loop.brk is not None and block in self.brk_copies.get(loop.brk, ())):
             return ast.Break()
         if block is loop.cont or block in conts:
@@ -692,6 +701,33 @@ class Structurer:
             block = block.jump
         return self._skip_trampoline(block)
 
+    def _past_cleanup_jump(self, arm: Block, chain: FrozenSet[Block]) -> Tuple[Block, FrozenSet[Block]]:
+        """Where ``arm`` leads, and the blocks passed, when the way there jumps over a chained
+        comparison's cleanup: 3.10+ end ``a < b < c or d`` with the last comparison jumping past
+        the ``POP_TOP`` the earlier ones go to when false, and both lead to ``d``'s test.  That
+        test is one more operand when every way into it is from ``chain``, by such a lone jump
+        or such a cleanup entered only from ``chain`` (else ``arm`` itself, nothing passed)."""
+        def lone_jump(b: Block) -> bool:
+            return len(b.instrs) == 1 and b.last.op == "JUMP" and b.jump is not None \
+                and b.jump is not b and bool(b.preds) and set(b.preds) <= chain
+
+        entry = arm.jump if lone_jump(arm) else arm
+        passed = set()
+        for p in entry.preds:
+            if p in chain:
+                continue
+            if lone_jump(p) and p.jump is entry:
+                passed.add(p)
+                continue
+            if not p.preds or not set(p.preds) <= chain or p.handler != entry.handler \
+                    or not any(i.op == "POP_TOP" for i in p.instrs) \
+                    or self._skip_trampoline(p) is not entry:
+                return arm, frozenset()
+            passed.add(p)
+        if not passed:
+            return arm, frozenset()
+        return entry, frozenset(passed)
+
     def _fold_condition(self, block: Block, stack: List[Any], through_jumps: bool = False
                         ) -> Tuple[ast.expr, Block, Block, List[Any], FrozenSet[Block]]:
         """``compound_condition``, also returning the blocks the condition spans.
@@ -714,12 +750,13 @@ class Structurer:
             grown = None
             for group in (False, True):
                 for kind, arm in ((ast.And, t), (ast.Or, f)):
+                    arm, passed = self._past_cleanup_jump(arm, chain)
                     if group:
-                        z = self._sub_condition(arm, chain, stack)
-                        operand = None if z is None else (z[:4], z[4])
+                        z = self._sub_condition(arm, chain | passed, stack)
+                        operand = None if z is None else (z[:4], z[4] | passed)
                     else:
-                        y = self._condition_only(arm, chain, stack)
-                        operand = None if y is None else (y, frozenset([arm]))
+                        y = self._condition_only(arm, chain | passed, stack)
+                        operand = None if y is None else (y, frozenset([arm]) | passed)
                     if operand is not None:
                         grown = self._grow(kind, cond, t, f, stack, operand[0], group,
                                            jskip if group else skip)
