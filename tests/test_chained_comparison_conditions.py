@@ -130,20 +130,12 @@ def _run(func, args):
 
 
 # Up to 3.11 ``v = (lo <= x <= hi or flag) and ...`` keeps the chain's value and tests it again
-# (bool() of its first comparison runs twice when it is false); the structurer reads the chain
-# as a test (``... if not lo <= x <= hi else ...``: bool() once), which the verifier refuses,
-# so these fall back.  An and/or *value* reading, to be fixed with the value chains of issue 20.
-VALUE_CHAIN_TESTED_AGAIN = {"value-5", "return-5"}
+# (bool() of its first comparison runs twice when it is false): the structurer read the chain as
+# a test (bool() once), which the verifier refused (fallback), until and/or values were read once
+# (the conditional expression whose arms share a tail, value_chains): value-5 and return-5.
 
 
-def _case(case_id):
-    if case_id in VALUE_CHAIN_TESTED_AGAIN and sys.version_info < (3, 12):
-        return pytest.param(case_id, marks=pytest.mark.xfail(
-            strict=True, reason="a chained comparison's value tested again, read as a test"))
-    return case_id
-
-
-CASES = [_case("%s-%d" % (shape, i)) for shape in SHAPES for i in range(len(CONDITIONS))]
+CASES = ["%s-%d" % (shape, i) for shape in SHAPES for i in range(len(CONDITIONS))]
 
 
 @pytest.mark.parametrize("case_id", CASES)
