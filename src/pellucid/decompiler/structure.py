@@ -538,21 +538,13 @@ class Structurer:
         latches = [p for p in header.preds if self.cfg.dominates(header, p)]
         if not latches:
             return False
-        return all(self._latch_in_level(p, level) for p in latches)
-
-    def _latch_in_level(self, latch: Block, level: Any) -> bool:
-        """``latch`` goes back to its loop's header from inside the ``try``/``with`` level.
-
-        3.12+ share one jump back among the paths that end a loop body and give it, as a jump
-        that cannot raise, the handler of the code falling into it: when a path from outside
-        the level (the ``except`` clause's end) also takes it, the statement ends there and the
-        loop holds the statement, not the other way round."""
-        chain = self.handler_chain  # type: ignore[attr-defined]
-        if level not in chain(latch):
-            return False
-        if len(latch.instrs) == 1 and latch.last.op == "JUMP":
-            return all(level in chain(p) for p in latch.preds)
-        return True
+        # A latch that only jumps has the handler of the code before it (3.12+ leaves such jumps
+        # out of the exception table; see bytecode.normalize): where it is also entered from
+        # outside the region -- the statement's clause going back to the loop, ``while 1:
+        # try: ... except E: pass`` -- the loop encloses the statement.
+        back = [q for p in latches for q in (p.preds if len(p.instrs) == 1 and p.last.op == "JUMP"
+                                            else [p])]
+        return all(level in self.handler_chain(p) for p in back)  # type: ignore[attr-defined]
 
     def _moved_on(self, start: Block, ctx: Ctx, stop: FrozenSet[Block],
                   result: Tuple[Optional[List[Any]], Optional[Block]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
