@@ -32,6 +32,9 @@ class Quiet:
         return self.suppress
 """
 
+# (items popped from the end; None ends the loop)
+INPUTS_NONE_LAST = [([], [None, 0, 3, 1, 0, 5]), ([], [None]), ([], [0, None, 2, 0]), ([], [None, 5, 0])]
+
 CASES = {
     # S3: after a suppressed exception the with's end is the loop's next iteration; the break
     # out of the with goes to the code after the loop (3.10+ copy that code after __exit__).
@@ -1469,6 +1472,130 @@ def f(log, n, suppress):
         log.append((q, k))
     return log
 """, "f", [([], 2, False), ([], 0, True), ([], 0, False)], ALL),
+    # 3.12/3.13 share one jump back among a loop body's ends (the with's, its suppression
+    # path's, the except clause's) and give it the try's handler (a jump that cannot raise takes
+    # the handler of the code falling into it): the try seemed to hold the loop, and went on
+    # where it started ("a statement that goes on where it started";
+    # ``multiprocessing.resource_sharer:_ResourceSharer._serve``, ``pdb:main``,
+    # ``_pyrepl.simple_interact:run_multiline_interactive_console``).
+    "while_true_try_with_break_except_if": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 2) as q:
+                x = items.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+        except:
+            if log:
+                log.append("caught")
+    return len(log)
+""", "f", [([], [None, 0, 1, 0, 5]), ([], [None]), ([], [None, 0]), ([], [None, 2, 0, 0])], ALL),
+    "while_true_try_with_break_two_excepts": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 3 == 1):
+                x = items.pop()
+                if x is None:
+                    break
+                log.append({1: 1}[10 // x])
+        except ZeroDivisionError:
+            if log:
+                log.append("zero")
+        except KeyError:
+            pass
+    return log
+""", "f", [([], [None, 0, 10, 2, 0, 5]), ([], [None]), ([], [None, 0, 0, 0, 10])], ALL),
+    # ``_ResourceSharer._serve``'s shape: the break ends the function (``return None``).
+    "while_true_try_with_break_try_finally_serve": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 2) as conn:
+                msg = items.pop()
+                if msg is None:
+                    break
+                key, n = msg
+                try:
+                    log.append(key // n)
+                finally:
+                    log.append("close")
+        except:
+            if len(log) % 3:
+                log.append("hook")
+""", "f", [([], [None, (1, 0), (4, 2), (3, 0)]), ([], [None]), ([], [None, 5, (1, 1)])], ALL),
+    # A break out of a with whose suppression path and normal end go on to code after the
+    # with, inside the loop: 3.10+ copy the code after the loop (a return) after the break's
+    # __exit__ call (3.13+ jump there when the break is in a try).  Read as a return in the
+    # with ("branches of an if meet nowhere" on 3.12 without the try, on 3.8-3.15 with it).
+    "while_true_with_break_code_after_with": (QUIET + r"""
+def f(log, items):
+    while 1:
+        with Quiet(log, len(items) % 2) as q:
+            x = items.pop()
+            if x is None:
+                break
+        log.append("end")
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
+    "while_true_try_with_break_code_after_try": (QUIET + r"""
+def f(log, items):
+    while 1:
+        try:
+            with Quiet(log, len(items) % 2) as q:
+                x = items.pop()
+                if x is None:
+                    break
+                if x == 3:
+                    continue
+                log.append(10 // x)
+        except:
+            log.append("caught")
+        log.append("end")
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
+    "while_true_nested_with_break": (QUIET + r"""
+def f(log, items):
+    while 1:
+        with Quiet(log, len(items) % 2) as q:
+            with Quiet(log, len(items) % 3 == 0):
+                x = items.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
+    # ... the break in a try inside the with: its path leaves the try, then the with (read at
+    # the with's level; before, as a return computed after __exit__: refused, 3.10, 3.12).
+    "while_true_with_try_break_code_after_loop": (QUIET + r"""
+def f(log, items):
+    while 1:
+        with Quiet(log, len(items) % 2) as q:
+            try:
+                x = items.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+            except KeyError:
+                log.append("caught")
+    return len(log)
+""", "f", INPUTS_NONE_LAST, ALL),
+    # An assert in a try in a while True that only an exception leaves: the assert's raise
+    # post-dominates the whole loop, so it was taken for where the assert's arms meet
+    # ("branches of an if meet nowhere", 3.8-3.15;
+    # ``_pyrepl.simple_interact:run_multiline_interactive_console`` on 3.14/3.15).
+    "while_true_try_assert_except_if_after": (r"""
+def f(log, flags):
+    while True:
+        try:
+            assert not flags.pop()
+        except:
+            log.append("caught")
+        if flags is not None:
+            log.append(1 // len(flags))
+""", "f", [([], [0, 1, 0]), ([], []), ([], [1]), ([], [0])], ALL),
     # 3.12 (http.cookies:_unquote): a rotated ``while 0 <= i < n:`` whose body holds an ``if``,
     # then ``return len(res)``, copied after the guard and after the latch.  The two copies
     # (``LOAD_GLOBAL`` pushing a NULL: five neutral instructions, four of the compiler's) were

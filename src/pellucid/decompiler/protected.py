@@ -129,7 +129,27 @@ class ProtectedBuilder:
             return trial
         if len(body) == 1 and isinstance(body[0], ast.Return) and _computed_before(body[0].value, before):
             return trial
-        return False
+        return self._break_leaving_clause_and_with(block, ctx, stack) or False
+
+    def _break_leaving_clause_and_with(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
+        """A ``break`` out of a ``try`` inside a ``with`` inside a loop: the with's
+        ``__exit__`` call, then (3.10+) the copy of the code after the loop (see
+        ``_exit_then_loop_follow``, ``_break_to_copied_end``), read at the with's level."""
+        loop = ctx.loop
+        if loop is None or ctx.exc is None:
+            return None
+        ctxs = self._level_ctxs()
+        for lv in self._enclosing_levels(ctx.exc):
+            mode = self._absorb.get(lv)
+            if mode == "finally":
+                return None
+            if mode == "with":
+                built = ctxs.get(lv)
+                if built is None or built.loop is None or built.loop.header is not loop.header:
+                    return None
+                found = self._is_with_exit(block, Ctx(loop, self.protected_set(lv), lv), stack)
+                return found if found and isinstance(found[-1], ast.Break) else None
+        return None
 
     def _enclosing_levels(self, level: int) -> List[int]:
         """The handler levels of the statements enclosing ``level``'s, innermost first."""
@@ -319,7 +339,7 @@ class ProtectedBuilder:
         before = self.seq_counter
         trial = self._exit_path(block, ctx, stack)
         if trial is None:
-            return None
+            return self._break_to_copied_end(block, ctx, stack)
         body = _fold_spilled_return(self._drop_outer_copies(list(trial), ctx.exc))
         if len(body) != 1:
             return None
@@ -327,8 +347,47 @@ class ProtectedBuilder:
         if isinstance(last, ast.Return):
             # ``return v`` inside the with computes v before __exit__; a value computed on
             # this path (code after the loop, merged into a ``break``) runs after it.
-            return trial if _computed_before(last.value, before) else None
+            if _computed_before(last.value, before):
+                return trial
+            return self._break_to_copied_end(block, ctx, stack)
         return trial if isinstance(last, (ast.Break, ast.Continue)) else None
+
+    def _break_to_copied_end(self, block: Block, ctx: Ctx, stack: List[Any]) -> Optional[List[ast.stmt]]:
+        """``block`` calls the with's ``__exit__`` and then runs a copy of the code after an
+        enclosing ``while True`` that no jump leaves (3.10+ copy that ending, a ``return`` or
+        ``raise``, into each ``break``): a ``break``, the copy being the loop's follow (see
+        ``_build_while``).  The with's suppression path and normal end go on inside the loop
+        (to code after the with), which ``_exit_leaving_loop`` does not cover.  ``None`` if
+        the path is no such break, or leaves another ``with``/``finally`` inside the loop on
+        its way (their exit code would be read as the follow's)."""
+        loop = ctx.loop
+        if loop is None or loop.brk is not None or loop.header.last.op == "FOR_ITER" or not stack:
+            return None
+        ctxs = self._level_ctxs()
+        for lv in self._enclosing_levels(ctx.exc) if ctx.exc is not None else []:
+            here = ctxs.get(lv)
+            if self._absorb.get(lv) in ("finally", "with") and here is not None \
+                    and here.loop is not None and here.loop.header is loop.header:
+                return None
+        after = self._after_exit_call(block, stack, len(stack) - 1)
+        if after is None:
+            return None
+        goes = past_lone_jumps(after[1])
+        if goes is not after[1] and (goes.origin or goes) not in loop.body:
+            # (3.11+ jump from there to the code after the loop when only that path reaches it)
+            after = (after[0], goes)
+        code = tail_code(after[1])
+        if not code or code[-1][0] not in ("RETURN_VALUE", "RAISE_VARARGS") \
+                or any(c[0] == "POP_EXCEPT" for c in code):
+            return None
+        pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
+            "_pellucid_pending_follows", {})
+        known = pending.get(loop.header)
+        if known is None:
+            pending[loop.header] = after
+        elif tail_code(known[1]) != code or len(known[0]) != len(after[0]):
+            return None
+        return [ast.Break()]
 
     def _exit_then_loop_follow(self, block: Block, ctx: Ctx, stack: List[Any]) -> bool:
         """``block`` calls the with's ``__exit__`` and then runs a copy of the code after the
@@ -531,7 +590,7 @@ class ProtectedBuilder:
         after the ``__exit__`` call becomes the loop's follow (see ``_build_while``).  ``None``
         if the with is no such statement."""
         loop = ctx.loop
-        if loop is None or loop.brk is not None or (end.origin or end) in loop.body:
+        if loop is None or loop.brk is not None:
             return None
         if loop.header.last.op == "FOR_ITER":
             return None  # (a ``for`` loop's ``break`` also drops the iterator)
@@ -541,11 +600,16 @@ class ProtectedBuilder:
         after = self._after_exit_call(end, end_stack, len(entry) - 2)
         if after is None:
             return None
+        goes = past_lone_jumps(after[1])
+        if (end.origin or end) in loop.body and (goes.origin or goes) in loop.body:
+            # (the ``__exit__`` call is laid in the loop's region when the with is inside a
+            # ``try``: the code after it is what must be outside the loop)
+            return None
         pending: Dict[Block, Tuple[List[Any], Block]] = self.__dict__.setdefault(
             "_pellucid_pending_follows", {})
         if loop.header in pending:
             return None  # (one follow per loop: a second such break is left as it was)
-        pending[loop.header] = after
+        pending[loop.header] = (after[0], goes) if goes is not after[1] else after
         return resume
 
     def _after_exit_call(self, block: Block, stack: List[Any], base: int) -> Optional[Tuple[List[Any], Block]]:
@@ -565,6 +629,11 @@ class ProtectedBuilder:
                 self.step(ins, st, scratch)
             except (StructureError, IndexError):
                 break
+        else:
+            # (the call ends the block, which falls into the code after it: 3.11+ lay the
+            # code after a loop left only by that ``break`` out there, not copied)
+            if len(st) == base and not scratch and block.fallthrough is not None:
+                return st, block.fallthrough
         self.restore_state(saved)  # type: ignore[attr-defined]
         return None
 

@@ -255,6 +255,24 @@ def same_code(a: Block, b: Block, depth: int = 0) -> bool:
                for p, q in ((a.jump, b.jump), (a.fallthrough, b.fallthrough)))
 
 
+def _reaches_within_iteration(start: Block, goal: Block, header: Block) -> bool:
+    """Whether normal flow from ``start`` reaches ``goal`` without passing the loop's
+    ``header`` (going round the loop)."""
+    seen = {start}
+    work = [start]
+    while work:
+        b = work.pop()
+        if b is goal:
+            return True
+        if b is header:
+            continue
+        for s in b.succs:
+            if s not in seen:
+                seen.add(s)
+                work.append(s)
+    return False
+
+
 def past_lone_jumps(block: Block) -> Block:
     """Where ``block`` leads when it (and the blocks after it) only jump."""
     for _ in range(8):
@@ -992,6 +1010,12 @@ class Structurer:
                 and merge not in stop and isinstance(self.private_exit(merge, ctx, stack), list):
             # Every way out of the try passes the ``break`` path (``if a or b: break`` in a
             # loop that never ends otherwise): that path is one arm, not where the arms meet.
+            merge = None
+        if merge is not None and ctx.loop is not None and not merge.succs and merge in (t, f) \
+                and not _reaches_within_iteration(f if merge is t else t, merge, ctx.loop.header):
+            # An arm that leaves (``assert`` in a ``try`` in a ``while True``: its raise) is
+            # where every path ends when nothing else leaves the loop, but the other arm gets
+            # there only by going round the loop: the arms meet at no point of this iteration.
             merge = None
         inner_stop = stop | {merge} if merge is not None else stop
         base = len(stack)
