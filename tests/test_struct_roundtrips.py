@@ -1469,6 +1469,44 @@ def f(log, n, suppress):
         log.append((q, k))
     return log
 """, "f", [([], 2, False), ([], 0, True), ([], 0, False)], ALL),
+    # ``except E: raise`` then ``except: if not c: raise`` (asyncore:close_all, 3.11+): the
+    # first clause's ``POP_TOP; RAISE`` (dropping the matched exception) was read as the
+    # chained-comparison cleanup before a copy of the second's ``RAISE``, and the two clauses
+    # as one ``if match or not c: raise`` no handler parse reads (fallback).
+    "except_reraise_then_bare_except_conditional_raise": (r"""
+def f(log, exc, ignore_all):
+    try:
+        log.append("try")
+        if exc is not None:
+            raise exc(len(log))
+    except KeyError:
+        raise
+    except:
+        if not ignore_all:
+            raise
+    return log
+""", "f", [([], None, False), ([], KeyError, True), ([], ValueError, True),
+           ([], ValueError, False)], ALL),
+    "loop_except_clauses_reraise_or_pass": (r"""
+def f(log, items, ignore_all):
+    for x in items:
+        try:
+            log.append(int(10 / x))
+        except ZeroDivisionError as e:
+            if type(x) is int and e.args:
+                pass
+            elif not ignore_all:
+                raise
+        except TypeError:
+            raise
+        except:
+            if not ignore_all:
+                raise
+    log.clear()
+    return log
+""", "f", [([], [1, 2], False), ([], [1, 0, 2], False), ([], [1, 0.0], False),
+           ([], [0.0, 2], True), ([], [1, "a"], True), ([], [1e-320, 2], True),
+           ([], [1e-320, 2], False)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -626,7 +626,10 @@ class Structurer:
         a, b = skip(new), skip(old)
         if a is b:
             return new if new is old else b
-        if len(before) == len(after) + 1 and _drops_into_copy(b, a):
+        if len(before) == len(after) + 1 and not isinstance(before[-1], (M.Exc, M.ExcPart)) \
+                and _drops_into_copy(b, a):
+            # (not the handled exception an ``except`` clause drops once its test matched:
+            # ``except E: raise`` then ``except: if not c: raise`` are two clauses)
             return a
         if b is not old and not a.succs and not b.succs and same_code(a, b):
             return a  # two copies of one exit, one after the chain's cleanup (a 3.12+ latch)
