@@ -1507,6 +1507,25 @@ def f(log, items, ignore_all):
 """, "f", [([], [1, 2], False), ([], [1, 0, 2], False), ([], [1, 0.0], False),
            ([], [0.0, 2], True), ([], [1, "a"], True), ([], [1e-320, 2], True),
            ([], [1e-320, 2], False)], ALL),
+    # A ``break`` after a call with an and/or argument in a nested ``for`` (3.11,
+    # enum:EnumType._find_data_type_): the call's block starts at ``PRECALL``, which the
+    # neutral list drops; its stack depth was read after ``PRECALL`` popped the arguments, so
+    # the iterator's ``POP_TOP`` was not found, the break's block was taken for the loop's
+    # follow and the walk ran into the enclosing loop's ``FOR_ITER`` (fallback).
+    "nested_for_break_after_call_with_or_argument": (r"""
+def f(rows, out, c):
+    seen = []
+    for chain in rows:
+        for base in chain:
+            if base is None:
+                break
+            if base > 1:
+                out.append(c or base)
+                break
+            seen.append(base)
+    return out, seen
+""", "f", [([[0, 1, 2, 3], [None, 5], [1, 0]], [], 0), ([[0, 4], []], [], 7),
+           ([], [], None)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -319,10 +319,7 @@ class LoopBuilder:
         header = getattr(self, "_for_header", None)
         if header is None:
             return 0
-        depths = getattr(self, "_depths", None)
-        if depths is None:
-            depths = self._depths = entry_depths(self.code)  # type: ignore[attr-defined]
-        here, there = depths.get(block.instrs[0].offset), depths.get(header.instrs[0].offset)
+        here, there = self.block_depth(block), self.block_depth(header)  # type: ignore[attr-defined]
         if here is None or there is None or here <= there:
             return 0
         return here - there
