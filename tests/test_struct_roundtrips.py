@@ -1526,6 +1526,25 @@ def f(rows, out, c):
     return out, seen
 """, "f", [([[0, 1, 2, 3], [None, 5], [1, 0]], [], 0), ([[0, 4], []], [], 7),
            ([], [], None)], ALL),
+    # A ``for`` ending an ``except`` clause whose body's test only returns or raises (3.12+,
+    # enum:Enum._add_value_alias_ on 3.13-3.15): its return path pops the iterator and the
+    # exception outside the clause's region, so the natural loop lists the test as an exit;
+    # read as the loop's follow, the normal exit became an ``else`` clause that never
+    # rejoined it (fallback).
+    "for_in_except_clause_test_only_returns": (r"""
+def f(log, value, items):
+    try:
+        log.append(10 // value)
+    except (TypeError, ZeroDivisionError):
+        for m in items:
+            if m == value:
+                if m is not None:
+                    log.append(("found", m))
+                return log
+    log.append("after")
+    return log
+""", "f", [([], 2, [0]), ([], 0, [1, 0, 2]), ([], 0, [1]), ([], None, [None]),
+           ([], "a", ["a"])], ALL),
 }
 
 METHOD_INPUTS_MORE = {

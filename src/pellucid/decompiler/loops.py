@@ -917,6 +917,27 @@ class LoopBuilder:
                 # (the clause's code and the copied code share a block: cut it there)
                 follow = partial_block(past[0], past[1]) if past[1] else past[0]
                 else_cut = (past[0], past[1]) if past[1] else None
+        if follow is not None and normal is not None and follow is not normal and not cuts \
+                and else_cut is None and only_inner is None and follow.last.op in POP_JUMPS \
+                and all(p in body for p in follow.preds) and _only_leaves(follow, body) \
+                and not _reaches(normal, follow, body):
+            # No ``break``: a test in the body whose every way returns or raises (``if m: if
+            # c: g(); return`` in a loop ending an ``except`` clause, 3.12+: the return pops
+            # the iterator and the exception, outside the clause's region); read as the
+            # loop's follow, the normal exit was an ``else`` clause that never rejoined it
+            # (enum:Enum._add_value_alias_).  Written inline when the body can hold it.
+            saved, written = self.save_state(), len(out)  # type: ignore[attr-defined]
+            try:
+                return self._for_from(header, body, stack, ctx, stop, out, it, normal, normal, {}, None)
+            except StructureError:
+                self.restore_state(saved)  # type: ignore[attr-defined]
+                del out[written:]
+        return self._for_from(header, body, stack, ctx, stop, out, it, normal, follow, cuts, else_cut)
+
+    def _for_from(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                  stop: FrozenSet[Block], out: List[ast.stmt], it: Any, normal: Optional[Block],
+                  follow: Optional[Block], cuts: Dict[Block, int],
+                  else_cut: Optional[Tuple[Block, int]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         after_stack = stack[:-1]
         self.active_loops.add(header)
         for b, k in cuts.items():
