@@ -1545,6 +1545,41 @@ def f(log, value, items):
     return log
 """, "f", [([], 2, [0]), ([], 0, [1, 0, 2]), ([], 0, [1]), ([], None, [None]),
            ([], "a", ["a"])], ALL),
+    # A clause's ``try/except/else`` whose ``else`` is an if-chain of ``break``s beside an
+    # ``else: raise E`` (inspect:Signature._bind, 3.11-3.15): each break's ``POP_EXCEPT``
+    # was left in its arm, the raise's arm having none to drop with them (fallback).
+    "clause_try_else_breaks_beside_raise": (r"""
+def f(log, args, params, kwargs):
+    args, params = iter(args), iter(params)
+    while True:
+        try:
+            a = next(args)
+        except StopIteration:
+            try:
+                p = next(params)
+            except StopIteration:
+                break
+            else:
+                if p == 1:
+                    break
+                elif p in kwargs:
+                    if p == 2:
+                        log.append(("pos-only", p))
+                        continue
+                    break
+                elif p == 3 or p is None:
+                    break
+                else:
+                    raise TypeError(p) from None
+        else:
+            log.append(a)
+            if a == 4:
+                break
+    if kwargs:
+        log.append("kwargs")
+    return log
+""", "f", [([], [0, 4, 5], [], ()), ([], [], [2, 2, 1], (2,)), ([], [], [2, 5], (2, 5)),
+           ([], [], [3], ()), ([], [7], [None], ()), ([], [], [6], ()), ([], [], [], ())], ALL),
 }
 
 METHOD_INPUTS_MORE = {
