@@ -1722,3 +1722,65 @@ def test_match_or_pattern_last_in_sequence_is_structured(case_id):
     new = types.FunctionType(checked.result.code, ns, func.__name__)
     for args in case["calls"]:
         assert _run(new, args) == _run(func, args), args
+
+
+# The last case before ``case _`` (or the match's end) has no ``COPY``: its pattern takes the
+# subject.  A value or literal pattern there starts with loads, which were read as ordinary
+# code -- ``case _: if subject == A.V:`` -- loading the subject again: for a global or a cell
+# not what the code does (dataclasses:make_dataclass 3.14/3.15, refused; the fallback was used).
+LAST_VALUE_CASES = {
+    "match_global_subject_last_value_case_then_default": (r"""
+class Fmt:
+    STRING, FORWARDREF, VALUE = 1, 2, 3
+
+FMT = None
+BLOCKED = False
+
+def f(log, value):
+    global FMT
+    FMT = value
+    match FMT:
+        case Fmt.STRING:
+            return "s"
+        case Fmt.FORWARDREF:
+            log.append("ref")
+            return "r"
+        case Fmt.VALUE:
+            if BLOCKED:
+                raise NotImplementedError
+            return "v"
+        case _:
+            log.append(value)
+            raise NotImplementedError(value)
+""", [([], 1), ([], 2), ([], 3), ([], 4), ([], None)]),
+    "match_cell_subject_last_literal_case_no_default": (r"""
+def f(log, value):
+    def get():
+        match value:
+            case 1:
+                log.append("one")
+            case "two":
+                log.append(2)
+        return log
+    return get()
+""", [([], 1), ([], "two"), ([], 3)]),
+}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
+@pytest.mark.parametrize("case_id", sorted(LAST_VALUE_CASES))
+def test_match_last_value_case_is_a_case(case_id):
+    src, inputs = LAST_VALUE_CASES[case_id]
+    ns = {"__name__": "struct_case_" + case_id, "__builtins__": builtins}
+    exec(compile(src, "<%s>" % case_id, "exec", dont_inherit=True), ns)
+    func = ns["f"]
+    checked = checked_recompile(func.__code__, lambda: recompile_full(
+        func.__code__, None, func.__qualname__, write=False))
+    first = checked.attempts[0]
+    assert first.ok, "structured form not verified: %s" % first.reason
+    assert MARKER not in checked.result.source, checked.result.source
+    assert " == " not in checked.result.source, checked.result.source  # (patterns, not tests)
+    new = types.FunctionType(checked.result.code, dict(ns, **checked.result.bindings), "f")
+    for args in inputs:
+        expected = _run(func, args)
+        assert _run(new, args) == expected, args

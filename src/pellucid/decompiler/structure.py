@@ -527,7 +527,8 @@ class Structurer:
             has_class = any(i.op == "MATCH_CLASS" for i in self.instrs)  # type: ignore[attr-defined]
             case_start = self._case_start = _CASE_START if has_class else _CASE_START_NO_CLASS
         for k, ins in enumerate(block.instrs[:-1]):
-            if ins.op in case_start:
+            if ins.op in case_start or (k == 0 and stack and id(stack[-1]) in self.__dict__.get(
+                    "_next_case_subjects", ())):  # (a match's next case: see try_match)
                 m = self.try_match(block, k, stack, ctx, stop, out)  # type: ignore[attr-defined]
                 if m is not False:
                     return m
