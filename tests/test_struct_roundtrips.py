@@ -1580,6 +1580,23 @@ def f(log, args, params, kwargs):
     return log
 """, "f", [([], [0, 4, 5], [], ()), ([], [], [2, 2, 1], (2,)), ([], [], [2, 5], (2, 5)),
            ([], [], [3], ()), ([], [7], [None], ()), ([], [], [6], ()), ([], [], [], ())], ALL),
+    # ``if (a(x) if c else b(x)): break`` in a ``for`` (_py_warnings:warn_explicit, 3.15; the
+    # shape fails on 3.8, 3.11-3.15): the first arm's test falls into a lone ``JUMP`` to the
+    # break's block (iterator pop, jump), which the natural loop leaves out, so that block was
+    # taken for the loop's follow and the normal exit for an ``else`` clause (fallback).
+    "for_break_on_conditional_expression_test": (QUIET + r"""
+def f(log, items, flag, suppress):
+    found = None
+    with Quiet(log, suppress):
+        for item in items:
+            if item and (item.startswith("a") if flag else item.endswith("z")):
+                found = item
+                break
+            log.append(1 // len(item))
+    return found, log
+""", "f", [([], ["", "b", "az", "x"], True, True), ([], ["x", "yz", "q"], False, True),
+           ([], ["b", "c"], True, False), ([], ["b", ""], False, True),
+           ([], [None], True, False)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

@@ -120,6 +120,12 @@ def _leaving_blocks(block: Block, body: FrozenSet[Block], limit: int = 64,
     return seen
 
 
+def _lone_jump(block: Block) -> bool:
+    """``block`` is one ``JUMP`` and nothing else."""
+    return len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
+        and block.jump is not block
+
+
 def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
     """Every path from ``block`` returns or raises without coming back to ``body``."""
     return _leaving_blocks(block, body) is not None
@@ -359,8 +365,16 @@ class LoopBuilder:
         ``x = 1; POP_TOP (the iterator); JUMP follow`` (≤3.9, 3.11).  That block is an exit of
         the natural loop, but the follow is its jump target, and ``x = 1`` belongs in the
         body.  ``None`` when the block is no such path.
+
+        The body may reach that block through a jump of its own (``if (a() if c else b()):
+        break``: the first arm's test falls into a ``JUMP`` to the break's block, which the
+        natural loop leaves out): that jump is the same ``break``.
         """
-        if any(p not in body for p in exit_block.preds) or exit_block.last.op != "JUMP":
+        if _lone_jump(exit_block) and exit_block.jump not in body \
+                and all(p in body for p in exit_block.preds):
+            exit_block = exit_block.jump  # type: ignore[assignment]
+        if any(p not in body and not (_lone_jump(p) and all(q in body for q in p.preds))
+               for p in exit_block.preds) or exit_block.last.op != "JUMP":
             return None
         target = exit_block.jump
         if target is None or target in body or target is exit_block:
