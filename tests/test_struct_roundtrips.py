@@ -1597,6 +1597,16 @@ def f(log, items, flag, suppress):
 """, "f", [([], ["", "b", "az", "x"], True, True), ([], ["x", "yz", "q"], False, True),
            ([], ["b", "c"], True, False), ([], ["b", ""], False, True),
            ([], [None], True, False)], ALL),
+    # ``lambda x: a if c else b`` (profiling.sampling.pstats_collector, 3.15): 3.14+ gives
+    # each arm its own return, and the lambda's body read as ``if c: return a`` then
+    # ``return b`` was no single expression (the enclosing function fell back).
+    "lambda_conditional_expression_body": (r"""
+def f(rows, k):
+    by_ratio = sorted(rows, key=lambda x: (x[1] / x[2]) if x[2] > 0 else 0)
+    nested = sorted(rows, key=lambda x: x[1] if x[2] else (x[0] if k and x else -x[0]))
+    return by_ratio, nested, list(map(lambda x: None if x[0] else x, rows))
+""", "f", [([(1, 2, 0), (2, 3, 4), (0, 5, 1)], True), ([(3, 1, 1), (0, 0, 0)], False),
+           ([(1, 1, "a"), (2, 2, 0)], True)], ALL),
 }
 
 METHOD_INPUTS_MORE = {
