@@ -268,6 +268,20 @@ def _order(stmt: ast.AST) -> List[Tuple[ast.AST, bool]]:
 Path = Tuple[Tuple[int, int], ...]  # (id of a statement list, id of a statement in it), outermost first
 
 
+class _BoundAt:
+    """The names certainly bound before the statement at ``at`` of a body: those of ``base``,
+    and those of ``since`` bound before it (name -> the index of the first statement after
+    its binding).  (``in`` is all that is asked of it.)"""
+
+    __slots__ = ("base", "since", "at")
+
+    def __init__(self, base: FrozenSet[str], since: Dict[str, int], at: int) -> None:
+        self.base, self.since, self.at = base, since, at
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.base or self.since.get(name, self.at + 1) <= self.at  # type: ignore[call-overload]
+
+
 class _Site:
     """Where a temporary is assigned: the ``Assign`` ``stmt`` in ``body``, below ``path``."""
 
@@ -350,8 +364,13 @@ class _Function:
         self._walk_body(self.fn.body, (), frozenset(self.scope.params))  # type: ignore[attr-defined]
 
     def _walk_body(self, body: List[ast.stmt], path: Path, bound: FrozenSet[str]) -> None:
-        for stmt in body:
-            self.bound_before[id(stmt)] = bound
+        # The names certainly bound before each statement: ``bound`` and the names in ``since``
+        # from their index on (a set per statement, rebuilt at each new name, made Dynamo's
+        # long straight lines quadratic); a set is made only where a compound statement or a
+        # deletion needs one.
+        since: Dict[str, int] = {}
+        for k, stmt in enumerate(body):
+            self.bound_before[id(stmt)] = _BoundAt(bound, since, k) if since else bound
             here = path + ((id(body), id(stmt)),)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                     and isinstance(stmt.targets[0], ast.Name) and _is_temp(stmt.targets[0].id):
@@ -362,8 +381,18 @@ class _Function:
             elif isinstance(stmt, _SIMPLE):
                 self._scan(stmt, here)
             else:
+                if since:
+                    bound, since = bound | frozenset(since), {}
                 self._walk_compound(stmt, here, bound)
-            bound = self._after(stmt, bound)
+            dels, new = self._after(stmt)
+            if dels:
+                if since:
+                    bound, since = bound | frozenset(since), {}
+                bound = (bound - dels) | frozenset(n for n in new if n not in dels)
+            else:
+                for name in new:
+                    if name not in bound and name not in since:
+                        since[name] = k + 1
 
     def _walk_compound(self, stmt: ast.stmt, here: Path, bound: FrozenSet[str]) -> None:
         lists: List[Tuple[List[ast.stmt], FrozenSet[str]]] = []
@@ -412,8 +441,8 @@ class _Function:
     def _deleted(self, stmt: ast.stmt) -> FrozenSet[str]:
         return _deleted_in(stmt) if self.deletes else _NONE
 
-    def _after(self, stmt: ast.stmt, bound: FrozenSet[str]) -> FrozenSet[str]:
-        """Names certainly bound once ``stmt`` ran to its end."""
+    def _after(self, stmt: ast.stmt) -> Tuple[FrozenSet[str], Set[str]]:
+        """The names ``stmt`` may delete, and those certainly bound once it ran to its end."""
         dels = self._deleted(stmt)
         new: Set[str] = set()
         if isinstance(stmt, _SIMPLE):
@@ -422,9 +451,7 @@ class _Function:
                     new.add(node.id)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             new.add(stmt.name)
-        if not dels and new <= bound:
-            return bound  # (nothing changes: no copy, which made long bodies quadratic)
-        return (bound - dels) | frozenset(n for n in new if n not in dels)
+        return dels, new
 
     def _position(self, body: List[ast.stmt], stmt_id: int) -> int:
         """Index of the statement ``stmt_id`` in ``body`` (-1: no longer there)."""

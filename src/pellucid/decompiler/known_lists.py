@@ -105,10 +105,13 @@ class ListFolder:
         self.loads: Dict[str, int] = {}
         outside: Set[str] = set()
         defined: Set[str] = set()
-        self.rebound_after: List[Set[str]] = [set() for _ in body] + [set()]
+        # name -> the index of the last statement that may bind it: a name is rebound at or after
+        # statement k when that is k or more.  (A set per statement of the names bound from
+        # there on copied every later one's: quadratic along Dynamo's straight line.)
+        self.last_bound: Dict[str, int] = {}
         for k in range(len(body) - 1, -1, -1):
             stmt = body[k]
-            names = self.rebound_after[k + 1].copy()
+            names: Set[str] = set()
             simple = isinstance(stmt, _SIMPLE)
             for n in all_nodes(stmt):
                 if type(n) is ast.Name:
@@ -127,7 +130,8 @@ class ListFolder:
                     names.update((a.asname or a.name).split(".")[0] for a in n.names)
                 elif isinstance(n, ast.ExceptHandler) and n.name:
                     names.add(n.name)
-            self.rebound_after[k] = names
+            for name in names:
+                self.last_bound.setdefault(name, k)  # (the walk goes backwards: the first is the last)
         self.followed = set(n for n in defined - outside
                             if self.loads.get(n, 0) == self.total_loads.get(n, 0))
         self._find_working()
@@ -352,7 +356,7 @@ class ListFolder:
             if name in self.temps:
                 return _Val(node, True, False)  # (assigned once, elsewhere: never changes)
             if self.plain(name) and name in self.bound_before(self.body[self.k]):
-                return self._effect(_Val(node, name not in self.rebound_after[self.k], False))
+                return self._effect(_Val(node, self.last_bound.get(name, -1) < self.k, False))
             return self._effect(_Val(node, False, True))
         if closure_cell(node):
             return _Val(node, True, False)

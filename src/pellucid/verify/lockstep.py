@@ -131,7 +131,9 @@ class _Joiner:
         s.nalloc = max(a.nalloc, b.nalloc)
         s.nmeth = max(a.nmeth, b.nmeth)
         # (most terms are the same object in both states: no call for those)
-        s.stack = [x if x is y else term(x, y) for x, y in zip(a.stack, b.stack)]
+        s.stack = stack = a.stack.copy()
+        for i in compress(itertools.count(), map(is_not, a.stack, b.stack)):
+            stack[i] = term(stack[i], b.stack[i])
         # (only the names whose terms are not the same object in both are looked at: most are,
         # and are found at C speed)
         aget, bget = a.vars.get, b.vars.get
@@ -296,39 +298,115 @@ def _holds_canonical(t: Any) -> bool:
     return False
 
 
-#: the names of a set of variables (as ``tuple(vars)``) -> (the program's own, the decompiler's
-#: temporaries), each sorted: successive joins along one straight line see the same names, and
-#: Dynamo's code has a thousand of them (sorting them at every join was a third of its verify)
-_ROOT_NAMES: Dict[Tuple[str, ...], Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
+class HeldNames:
+    """The names of a program's variables whose terms may hold a list (are not known free, see
+    ``machine.heap_free``): a superset, kept from one call to the next.  Dynamo's straight line
+    binds a thousand variables, and successive joins and events along it see states that differ
+    in a few: only those few are looked at (found at C speed, as ``_differing`` does), not every
+    variable.  A name kept from the last call is one whose term is the same object now, so it is
+    still not known free or is known free by now: walks skip the latter themselves.
+
+    >>> memo = {}
+    >>> held = HeldNames(memo)
+    >>> t = ("r", 0, 0)
+    >>> sorted(held.of({"a": ("list", 0, 0), "b": t}))
+    ['a', 'b']
+    >>> memo[id(t)] = t  # (``t`` found to hold no list)
+    >>> sorted(held.of({"a": ("list", 0, 0), "b": t, "c": t}))
+    ['a']
+    """
+
+    __slots__ = ("memo", "keys", "last", "names", "stack", "held")
+
+    def __init__(self, memo: Memo, keys: bool = False) -> None:
+        self.memo = memo
+        self.keys = keys  # (the terms are the dict's keys, not its values: facts)
+        self.last: Dict[Any, Any] = {}  # (a copy of the dict last asked about)
+        self.names: set = set()
+        self.stack: List[Any] = []  # (a copy of the stack last asked about)
+        self.held: List[int] = []  # (its entries that may hold a list, by index)
+
+    def of(self, variables: Dict[Any, Any]) -> set:
+        """The keys of ``variables`` whose terms may hold a list."""
+        last = self.last
+        get = self.memo.get
+        if self.keys:
+            # (the terms are the keys, whatever their values: only the new keys are looked at)
+            if len(last) < 2 * len(variables) and len(variables) < 2 * len(last):
+                names = {t for t in self.names if t in variables and get(id(t)) is not t}
+                names.update([t for t in variables.keys() - last.keys() if get(id(t)) is not t])
+            else:
+                names = {t for t in variables if get(id(t)) is not t}
+            self.last = variables.copy()
+            self.names = names
+            return names
+        if len(last) < 2 * len(variables) and len(variables) < 2 * len(last):
+            changed = _differing(last, variables)
+        else:
+            changed = None
+        if changed is None or 2 * len(changed) > len(variables):
+            names = {n for n, t in variables.items() if get(id(t)) is not t}
+        else:
+            # (the names kept whose terms are known free by now are dropped: a term is
+            # usually found free at the first event after it is bound)
+            value = variables.__getitem__
+            names = {n for n in self.names.difference(changed) if get(id(value(n))) is not value(n)}
+            for n in changed:
+                t = variables.get(n, names)  # (``names``: a stand-in for unbound)
+                if t is not names and get(id(t)) is not t:
+                    names.add(n)
+        self.last = variables.copy()
+        self.names = names
+        return names
+
+    def held_entries(self, stack: List[Any]) -> List[int]:
+        """The indices of the entries of ``stack`` that may hold a list, in order.  (Dynamo's
+        code pushes a graph's thousand arguments one event at a time: successive states'
+        stacks share all but their last few entries, which are all that is looked at.)"""
+        last = self.stack
+        # (the entries that are not the same object as the last stack's at their place, found
+        # at C speed: those and the entries past its end are all that may be new)
+        changed = list(compress(itertools.count(), map(is_not, stack, last)))
+        changed += range(len(last), len(stack))
+        get = self.memo.get
+        value = stack.__getitem__
+        if 2 * len(changed) > len(stack):
+            held = [i for i in range(len(stack))
+                    if type(value(i)) is tuple and get(id(value(i))) is not value(i)]
+        else:
+            n = len(stack)
+            again = set(changed)
+            again.update([i for i in self.held if i < n])
+            held = sorted([i for i in again
+                           if type(value(i)) is tuple and get(id(value(i))) is not value(i)])
+        self.stack = stack.copy()
+        self.held = held
+        return held
 
 
-def _root_names(variables: Dict[str, Any]) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
-    key = tuple(variables)
-    found = _ROOT_NAMES.get(key)
-    if found is None:
-        names = sorted(key)
-        found = (tuple([n for n in names if not n.startswith("__pellucid")]),
-                 tuple([n for n in names if n.startswith("__pellucid")]))
-        if len(_ROOT_NAMES) >= 16:
-            _ROOT_NAMES.clear()  # (a few states' names at a time are all it needs)
-        _ROOT_NAMES[key] = found
-    return found
+#: ``HeldNames`` of the original, of the candidate, and of the facts (keyed by term)
+Held = Tuple[HeldNames, HeldNames, HeldNames]
 
 
-def _canonical_side(st: MState, memo: Memo) -> bool:
+def _canonical_side(st: MState, memo: Memo, held: Optional[HeldNames] = None) -> bool:
     """Rename the known lists of ``st`` canonically, in place; False when that cannot be done
-    soundly (an opaque list already has such a name)."""
+    soundly (an opaque list already has such a name).  ``held``: where to find the names of
+    ``st``'s program whose terms may hold a list (a fresh cache without it)."""
     if not st.heap:
         return True
     # The program's own variables first: the two programs' observations agree on them, so their
     # lists get the same canonical names on both sides (which ``join`` needs when it forgets
     # them: corresponding lists must be named alike); then the stack and the decompiler's
-    # temporaries, which lay out alike in the two programs less often.
-    own, temps = _root_names(st.vars)
+    # temporaries, which lay out alike in the two programs less often.  (In the order of their
+    # names; a variable known to hold no list is skipped: the walk would skip it.)
+    held = held or HeldNames(memo)
+    names = held.of(st.vars)
+    entries = held.held_entries(st.stack)
+    ordered = sorted(names)
     get = st.vars.__getitem__
-    roots: List[Any] = list(map(get, own))
-    roots += st.stack
-    roots += map(get, temps)
+    roots: List[Any] = [get(n) for n in ordered if not n.startswith("__pellucid")]
+    roots += [st.stack[i] for i in entries]
+    roots += [get(n) for n in ordered if n.startswith("__pellucid")]
     roots += [st.excinfo, tuple(st.ehstack), st.unwinding]
     found = reachable_lists(roots, st.heap, memo)
     heap = st.heap
@@ -351,26 +429,32 @@ def _canonical_side(st: MState, memo: Memo) -> bool:
                 mapping[t] = (t[0], _CANON, n)  # (a list named so already keeps its name)
         elif t[1] == _CANON:
             return False
-    rename_lists(st, mapping, memo)
+    rename_lists(st, mapping, memo, names, entries)
     return True
 
 
-def _canonical(p: Pair, memo: Memo) -> Optional[Pair]:
-    """A copy of ``p`` with canonically named known lists (see above), or None."""
+def _canonical(p: Pair, memo: Memo, held: Optional[Held] = None) -> Optional[Pair]:
+    """A copy of ``p`` with canonically named known lists (see above), or None.  (``held``:
+    the original's, the candidate's and the facts' ``HeldNames``.)"""
     known = set(p.o.heap) | set(p.c.heap)
-    if known and p.facts and not known.isdisjoint(reachable_lists(list(p.facts.items()), {}, memo)):
-        return None
+    # (the facts' terms are their keys: their values are bools)
+    if known and p.facts:
+        facts = held[2].of(p.facts) if held is not None else p.facts
+        if not known.isdisjoint(reachable_lists(list(facts), {}, memo)):
+            return None
     q = p.copy()
-    if not (_canonical_side(q.o, memo) and _canonical_side(q.c, memo)):
+    held_o, held_c = held[:2] if held is not None else (None, None)
+    if not (_canonical_side(q.o, memo, held_o) and _canonical_side(q.c, memo, held_c)):
         return None
     return q
 
 
-def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Optional[Pair]:
+def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo,
+                        held: Optional[Held] = None) -> Optional[Pair]:
     if not (a.o.heap or a.c.heap or b.o.heap or b.c.heap):
         return None
-    ca = _canonical(a, memo)
-    cb = _canonical(b, memo)
+    ca = _canonical(a, memo, held)
+    cb = _canonical(b, memo, held)
     if ca is None or cb is None:
         return None
     for x, y in ((ca.o, cb.o), (ca.c, cb.c)):
@@ -387,7 +471,8 @@ def _join_keeping_lists(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Opt
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
-def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Optional[Pair]:
+def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo,
+                             held: Optional[Held] = None) -> Optional[Pair]:
     """``join`` forgetting the known lists (as below), after naming them canonically: the two
     programs name a list by when they built it, which differs when one built others in between
     (the fallback's saved slots...); forgotten under those names, corresponding lists would
@@ -399,8 +484,8 @@ def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo) -
     variable, the same in both programs."""
     if not (a.o.heap or a.c.heap or b.o.heap or b.c.heap):
         return None
-    ca = _canonical(a, memo)
-    cb = _canonical(b, memo)
+    ca = _canonical(a, memo, held)
+    cb = _canonical(b, memo, held)
     if ca is None or cb is None:
         return None
     keep_o = _same_objects(ca.o.heap, cb.o.heap)
@@ -434,11 +519,12 @@ def _join_forgetting_aligned(a: Pair, b: Pair, counter: List[int], memo: Memo) -
     return Pair(o, c, facts, max(a.epoch, b.epoch))
 
 
-def join(a: Pair, b: Pair, counter: List[int], memo: Memo) -> Pair:
-    kept = _join_keeping_lists(a, b, counter, memo)
+def join(a: Pair, b: Pair, counter: List[int], memo: Memo,
+         held: Optional[Held] = None) -> Pair:
+    kept = _join_keeping_lists(a, b, counter, memo, held)
     if kept is not None:
         return kept
-    aligned = _join_forgetting_aligned(a, b, counter, memo)
+    aligned = _join_forgetting_aligned(a, b, counter, memo, held)
     if aligned is not None:
         return aligned
     # Known list contents would grow at each iteration: the joined state keeps only the known
@@ -546,7 +632,7 @@ def _differing(gv: Dict[str, Term], sv: Dict[str, Term]) -> List[str]:
         if n not in sv:
             missing += 1
     if len(sv) != len(gv) - missing:
-        out.extend([n for n in sv if n not in gv])
+        out.extend(sv.keys() - gv.keys())  # (at C speed; sorted below)
     out.sort()
     return out
 
@@ -636,6 +722,8 @@ class Explorer:
         self.memo: Memo = {}  # see machine.heap_free
         self.varmemo: VarMemo = {}  # see _var_free
         self.methodmemo: Dict[int, Any] = {}  # see machine.method_escapes
+        # (the original's variables and stack, the candidate's, the facts)
+        self.held = (HeldNames(self.memo), HeldNames(self.memo), HeldNames(self.memo, True))
 
     def explore(self) -> None:
         """Explore every path of both programs in lockstep (see the module docstring).
@@ -719,7 +807,7 @@ class Explorer:
             g = kept[-1] if len(kept) >= KEEP else states.pop(0)
             self.states += len(states)
             for p in states:
-                g = join(g, p, self.varcount, memo)
+                g = join(g, p, self.varcount, memo, self.held)
             if len(kept) >= KEEP:
                 kept[-1] = g
             else:
@@ -865,7 +953,9 @@ class Explorer:
             return True
         terms: List[Any] = [eo.key]
         if eo.observe:
-            terms.extend(ov.values())
+            # (only the variables that may hold a list: along Dynamo's straight line the
+            # original's thousand variables change a few at a time, see ``HeldNames``)
+            terms.extend([ov[n] for n in self.held[0].of(ov)])
         memo = self.memo
         # (only the terms not known free already are looked into: most are, see heap_free)
         return all(heap_free(t, memo) for t in not_known_free(terms, memo) if type(t) is tuple)

@@ -463,8 +463,12 @@ def observe(terms: Sequence[Any], heap: Dict[Term, Tuple[Term, ...]],
     return tuple([snap(t) if type(t) is tuple and not heap_free(t, memo) else t for t in terms])
 
 
-def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = None) -> None:
-    """Rename list terms everywhere in ``st`` (an injective renaming: alpha conversion)."""
+def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = None,
+                 held: Optional[Iterable[str]] = None, entries: Optional[List[int]] = None
+                 ) -> None:
+    """Rename list terms everywhere in ``st`` (an injective renaming: alpha conversion).
+    ``held``: the names of ``st.vars`` whose terms may hold a list (every other one known free
+    in ``memo``): only those are looked at; likewise the stack's ``entries`` (indices)."""
     if not mapping:
         return
 
@@ -486,8 +490,24 @@ def rename_lists(st: MState, mapping: Dict[Term, Term], memo: Optional[Memo] = N
 
     # (the terms already known free are kept without a call: a state of Dynamo's long straight
     # line holds a thousand variables, most of them known free, and this runs at every join)
-    st.stack = [t if get(id(t)) is t else ren(t) for t in st.stack]
-    st.vars = {k: v if get(id(v)) is v else ren(v) for k, v in st.vars.items()}
+    stack = st.stack
+    if entries is not None and memo is not None:
+        st.stack = stack = stack.copy()
+        for i in entries:
+            t = stack[i]
+            if get(id(t)) is not t:
+                stack[i] = ren(t)
+    else:
+        st.stack = [t if get(id(t)) is t else ren(t) for t in stack]
+    if held is not None and memo is not None:
+        # (in place: the names keep their order; ``st.vars`` is a copy of its own here)
+        variables = st.vars
+        for k in held:
+            v = variables[k]
+            if get(id(v)) is not v:
+                variables[k] = ren(v)
+    else:
+        st.vars = {k: v if get(id(v)) is v else ren(v) for k, v in st.vars.items()}
     st.excinfo = ren(st.excinfo)
     st.ehstack = [(lvl, ren(t)) for lvl, t in st.ehstack]
     st.heap = {ren(k): tuple([ren(x) for x in v]) for k, v in st.heap.items()}
