@@ -32,7 +32,8 @@ CASES = {
     ),
     # Before 3.12 an and/or value jumps with JUMP_IF_*_OR_POP, and each arm of an ``and`` inside
     # an ``or`` was walked to the end of the chain: 2**n block walks for n terms (16 pairs: 9 s
-    # on 3.11; 24 would take hours).  Past a budget the structured reading gives up (fallback).
+    # on 3.11; 24 would take hours).  A budget of walks made such code fall back; now each arm
+    # is read once (tests/test_value_chains.py: structured, and linear).
     "and_or_value_chain": (
         "def f(a, b):\n    x = " + " or ".join("(a > %d and b < %d)" % (j, j) for j in range(24))
         + "\n    return x\n",

@@ -1607,6 +1607,109 @@ def f(rows, k):
     return by_ratio, nested, list(map(lambda x: None if x[0] else x, rows))
 """, "f", [([(1, 2, 0), (2, 3, 4), (0, 5, 1)], True), ([(3, 1, 1), (0, 0, 0)], False),
            ([(1, 1, "a"), (2, 2, 0)], True)], ALL),
+    # 3.10-3.13 drop the NOP of a ``while True:`` that starts a ``while c:`` body: the outer
+    # loop's jump back and the inner loop's ``continue`` and closing jump share one head, and
+    # the structurer went round the inner loop until RecursionError (networkx's
+    # DegreeSequenceRandomGraph.phase2; fallback on 3.10-3.13).
+    "while_cond_body_starts_with_while_true": (r"""
+def f(n, skip, stop):
+    out = []
+    i = 0
+    while i < n:
+        while True:
+            i += 1
+            if i in skip:
+                continue
+            if i % stop == 0 or i >= n:
+                break
+        if i % 2:
+            out.append(i)
+    return out
+""", "f", [(10, (2, 5), 3), (0, (), 2), (7, (1, 2, 3), 4), (12, (6,), 1)], ALL),
+    "while_cond_body_starts_with_while_true_tuple_unpack": (r"""
+def f(pairs, limit):
+    seen = []
+    total = 0
+    while len(seen) < limit:
+        while True:
+            u, v = pairs.pop()
+            if u == v:
+                continue
+            if u < v:
+                break
+        if u + v > 3:
+            seen.append((u, v))
+        total += 1
+    return seen, total
+""", "f", [([(1, 2), (3, 3), (5, 1), (2, 4), (0, 9)], 2), ([(1, 2)], 1)], ALL),
+    "while_cond_body_starts_with_while_true_else_break": (r"""
+def f(n, stop):
+    out = []
+    i = 0
+    while i < n:
+        while True:
+            i += 1
+            if i % 3 == 0:
+                continue
+            if i % stop == 0:
+                break
+        out.append(i)
+        if i > 2 * n:
+            break
+    else:
+        out.append("else")
+    return out
+""", "f", [(10, 2), (4, 5), (0, 1), (9, 7)], ALL),
+    # A ``return`` in a ``for`` body that two arms share (``if a: pass`` / ``elif b: continue``
+    # then ``return k``): 3.8-3.11 and 3.15 jump to it with the iterator still on the stack, and it
+    # was read as the code after the loop (IndexError popping the iterator; fallback --
+    # networkx's backends._get_from_cache).
+    "for_return_after_if_pass_elif_continue": (r"""
+def f(items, a, b):
+    for k in items:
+        if k in a:
+            pass
+        elif k in b:
+            continue
+        return k
+    return None
+""", "f", [([1, 2, 3], {2}, {1}), ([1, 2, 3], set(), {1, 2, 3}), ([], {1}, {1}),
+          ([4, 5], set(), set())], ALL),
+    "for_return_after_nested_if_elif_continue": (r"""
+def f(cache, edge, fail):
+    seen = []
+    for (ekey, nkey), graph in list(cache.items()):
+        if graph == fail:
+            if ekey is False or edge is True:
+                pass
+            elif ekey is True or edge is False or not ekey <= edge:
+                continue
+            seen.append(nkey)
+        elif edge is False or ekey is True:
+            pass
+        elif edge is True or ekey is False or not edge <= ekey:
+            continue
+        return (ekey, nkey), graph, seen
+    return None, seen
+""", "f", [({(False, 1): "g"}, {1}, "x"), ({(frozenset({1, 2}), 2): "x"}, frozenset({1}), "x"),
+          ({(frozenset({1}), 3): "g", (True, 4): "h"}, frozenset({1, 2}), "x"), ({}, True, "x"),
+          ({(frozenset({3}), 5): "x", (False, 6): "y"}, frozenset({1}), "x")], ALL),
+    "while_true_body_starts_with_while_true": (r"""
+def f(n, stop):
+    out = []
+    i = 0
+    while True:
+        while True:
+            i += 1
+            if i % 3 == 0:
+                continue
+            if i % stop == 0:
+                break
+        out.append(i)
+        if i > n:
+            break
+    return out
+""", "f", [(10, 2), (4, 5), (0, 1)], ALL),
 }
 
 METHOD_INPUTS_MORE = {

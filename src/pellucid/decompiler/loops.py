@@ -34,6 +34,20 @@ def _straight_to(block: Block, target: Block) -> bool:
     return False
 
 
+
+def _past_cleanup_entry(block: Block) -> List[Block]:
+    """The predecessors of ``block``, where it is entered by a lone jump over a chained
+    comparison's cleanup and by that cleanup (3.10+ ``a < b < c or d``): the jump's
+    predecessors instead, so a walk back from ``d``'s test reaches the comparison."""
+    preds = list(block.preds)
+    jumps = [p for p in preds if len(p.instrs) == 1 and p.last.op == "JUMP" and len(p.preds) == 1]
+    if len(preds) > 1 and len(jumps) == 1 and all(
+            p is jumps[0] or (p.instrs[0].op == "POP_TOP" and len(p.instrs) <= 3
+                              and all(i.op in ("POP_TOP", "SWAP", "JUMP") for i in p.instrs))
+            for p in preds):
+        return list(jumps[0].preds)
+    return preds
+
 class _GuardNotLoop(StructureError):
     """(a test read as a ``while`` loop's guard has no such loop after it)"""
 
@@ -241,6 +255,8 @@ class LoopBuilder:
         # (code the loop shares with what comes before it is no body code: ``break`` to it)
         kept = {s for s in exits if any(p in normal or p not in body for p in s.preds)
                 or not _only_leaves(s, body)}
+        if header.last.op == "FOR_ITER":
+            kept = {s for s in kept if not self._returns_with_iterator(s, header, body)}
         # Body code that only returns or raises (see _leaving_region) is no exit -- unless it is
         # all a ``while`` leaves by: then it is the code after the loop, reached by ``break``.
         leaving = {s for s in kept if not _break_jump(s, body)
@@ -260,6 +276,23 @@ class LoopBuilder:
                     inner |= self.cfg.loop_body(h)
             kept -= {s for s in leaving if all(p in inner for p in s.preds if p in body)}
         return kept
+
+    def _returns_with_iterator(self, block: Block, header: Block, body: FrozenSet[Block]) -> bool:
+        """Every path from ``block`` returns or raises with the ``for`` iterator still on the
+        stack (each block it reaches starts at least as deep as the loop's head): a ``return``
+        in the body that two arms share (``if a: pass`` / ``elif b: continue`` then ``return
+        k``; 3.8-3.11 and 3.15 jump to it).  A ``break`` pops the iterator before it goes on,
+        so the code after the loop, even code that only returns, starts less deep."""
+        depths = self._entry_depths()  # type: ignore[attr-defined]
+        there = depths.get(header.instrs[0].offset)
+        region = _leaving_blocks(block, body)
+        if there is None or not region:
+            return False
+        for b in region:
+            here = depths.get(b.instrs[0].offset)
+            if here is None or here < there:
+                return False
+        return True
 
     def _deeper_than(self, block: Block, header: Block) -> bool:
         depths = self._entry_depths()  # type: ignore[attr-defined]
@@ -1218,9 +1251,10 @@ class LoopBuilder:
                 test = c if t is header else negate(c)
                 if ast.dump(test) == ast.dump(cond):
                     return start, chain
-            if len(start.preds) != 1 or start.preds[0].last.op not in POP_JUMPS:
+            preds = _past_cleanup_entry(start)
+            if len(preds) != 1 or preds[0].last.op not in POP_JUMPS:
                 return None
-            start = start.preds[0]
+            start = preds[0]
         return None
 
     def build_guarded_while(self, cond: ast.expr, header: Block, exit_block: Block,
@@ -1278,9 +1312,13 @@ class LoopBuilder:
         self.active_loops.update(conts)
         self.latch_tests.add(latch)
         try:
-            body_s = self._loop_body(self.walk(header, list(stack),
-                                               self._loop_ctx(ctx, header, latch, follow, body, conts),
-                                               frozenset(), first=header))
+            loop_ctx = self._loop_ctx(ctx, header, latch, follow, body, conts)
+            inner = self._inner_loop_at_head(header, body, latch, conts)
+            if inner:
+                body_s = self._inner_loop_first(header, inner, stack, loop_ctx)
+            else:
+                body_s = self._loop_body(self.walk(header, list(stack), loop_ctx, frozenset(),
+                                                   first=header))
         finally:
             self.active_loops.discard(header)
             self.active_loops.difference_update(conts)
@@ -1289,3 +1327,60 @@ class LoopBuilder:
         orelse = self._else_clause(normal, follow, stack, ctx, stop)
         self.emit(out, ast.While(cond, body_s, orelse), stack)
         return (list(stack) if follow is not None else None), follow
+
+    def _inner_loop_at_head(self, header: Block, body: FrozenSet[Block], latch: Block,
+                            conts: FrozenSet[Block]) -> FrozenSet[Block]:
+        """The blocks of a loop that starts the body of the 3.10+ ``while c:`` headed by
+        ``header`` at that same block, or nothing.
+
+        ``while c: while True: ...`` -- 3.10-3.13 drop the inner loop's NOP, so the outer
+        loop's jump back from its re-test (which starts at ``latch``) and the inner loop's
+        ``continue`` and closing jump all go to ``header``.  A ``continue`` of the outer loop
+        goes to its re-test or its guard (``conts``), never there: any other jump back to
+        ``header`` belongs to an inner loop, whose blocks are the natural loop of those jumps
+        alone."""
+        outer: Set[Block] = set()
+        work, seen = [latch, *conts], {header}
+        while work:
+            b = work.pop()
+            if b in seen or b not in body:
+                continue
+            seen.add(b)
+            if header in b.succs:
+                outer.add(b)
+            work.extend(x for x in b.succs if x is not None)
+        others = [p for p in header.preds if p in body and p not in outer]
+        if not outer or not others:
+            return frozenset()
+        inner: Set[Block] = {header}
+        work = list(others)
+        while work:
+            b = work.pop()
+            if b in inner:
+                continue
+            if b in seen and b is not header or b not in body:
+                return frozenset()  # (the re-test reaches it: not a loop of its own)
+            inner.add(b)
+            work.extend(self.cfg.all_preds(b))
+        return frozenset(inner)
+
+    def _inner_loop_first(self, header: Block, inner: FrozenSet[Block], stack: List[Any],
+                          loop_ctx: Ctx) -> List[ast.stmt]:
+        """The outer loop's body when it starts with the loop ``inner`` at its own head: that
+        loop (built as any ``while``, in the outer loop's context), then the rest of the body
+        from where it goes on."""
+        stmts: List[ast.stmt] = []
+        self.active_loops.discard(header)  # (heads the inner loop while it is built)
+        try:
+            # (a ``while True:``: its first test is a statement of its body, as 3.10+ lay out
+            # every loop that tests at its head -- not a ≤3.9 ``while cond:``)
+            body = self.with_clauses(inner)
+            st, follow = self._try_inline_leaving(
+                self._exits(body, header), None, loop_ctx, body, stmts,
+                lambda follow: self._while_from(header, body, list(stack), loop_ctx, frozenset(), stmts,
+                                                ast.Constant(True), header, header, None, follow))
+        finally:
+            self.active_loops.add(header)
+        if st is None or follow is None:
+            return stmts
+        return stmts + self._loop_body(self.walk(follow, st, loop_ctx, frozenset()))

@@ -20,6 +20,7 @@ from pellucid.decompiler.stack_machine import same_expr
 from pellucid.decompiler.copied_tails import operand_at_hole
 from pellucid.decompiler.sharing import replace_nodes
 from pellucid.decompiler.tree_nodes import all_nodes, copy_tree
+from pellucid.decompiler.value_chains import shared_tail_chain
 
 _TERMINAL = TERMINAL
 _CASE_START = frozenset(["COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "LOAD_GLOBAL", "LOAD_NAME",
@@ -339,7 +340,7 @@ def boolop(kind: type, a: ast.expr, b: ast.expr) -> ast.expr:
             values.extend(x.values)
         else:
             values.append(x)
-    merged = _merge_chained(values) if kind is ast.And else values
+    merged = _merge_chained(values) if kind is ast.And else _merge_negated_chained(values)
     if len(merged) == 1:
         return merged[0]
     return ast.BoolOp(kind(), merged)
@@ -351,6 +352,28 @@ def _grouped(e: ast.expr) -> ast.expr:
     if isinstance(e, ast.BoolOp):
         e._paren = True  # type: ignore[attr-defined]
     return e
+
+
+def _merge_negated_chained(values: List[ast.expr]) -> List[ast.expr]:
+    """``not a < b or not b < c`` where both ``b`` are one evaluation -> ``not a < b < c`` (a
+    chained comparison negated, read as an ``or`` of its failed links)."""
+    out: List[ast.expr] = []
+    for v in values:
+        prev = out[-1] if out else None
+        if prev is not None and isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) \
+                and isinstance(prev, ast.UnaryOp) and isinstance(prev.op, ast.Not) \
+                and isinstance(v.operand, ast.Compare) and isinstance(prev.operand, ast.Compare) \
+                and v.operand.left is prev.operand.comparators[-1]:
+            a, b = prev.operand, v.operand
+            joined = ast.UnaryOp(ast.Not(), ast.Compare(a.left, a.ops + b.ops, a.comparators + b.comparators))
+            for node, origin in ((joined, prev), (joined.operand, a)):
+                position = getattr(origin, "_pos", None)
+                if position is not None:
+                    node._pos = position  # type: ignore[attr-defined]
+            out[-1] = joined
+        else:
+            out.append(v)
+    return out
 
 
 def _merge_chained(values: List[ast.expr]) -> List[ast.expr]:
@@ -433,6 +456,49 @@ class Structurer:
                 return out, None, None
             stack, block = nxt
 
+    def _arm_known(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block]
+                   ) -> Tuple[Any, Optional[WalkResult]]:
+        """The key of an arm's walk (what the walk reads) and a copy of its remembered result.
+
+        An arm walked only computes values (no statements, no state changed) is remembered
+        (``_arm_keep``): the arms of an ``if``/``and``/``or`` walked again from the same block,
+        with the same stack, get a copy of the first reading.  Before 3.12 an ``and`` inside an
+        ``or`` value (``(a and b) or rest``) reaches ``rest`` from both of ``a``'s arms: ``b``'s
+        JUMP_IF_TRUE_OR_POP falls into it and ``a``'s test jumps to it.  Read twice at each
+        operand, a chain of n operands took 2**n block walks; remembered, each is read once
+        (value_chains joins the copies).  The callers call ``walk`` themselves between the two
+        halves: an ``elif`` chain nests a walk per arm, and a wrapper's frame per level would
+        reach the recursion limit sooner.  Only a block entered from more than one place can
+        be walked again this way: others are neither looked up nor remembered (remembering
+        copies the result, and each level of a nested chain holds the rest of it)."""
+        if len(block.preds) < 2:
+            return None, None
+        cache = self.__dict__.get("_arm_cache")
+        if cache is None:
+            cache = self._arm_cache = {}
+        temps, pending, globals_, nonlocals = self.save_state()
+        key = (block, tuple(map(id, stack)), stop, id(ctx.loop), id(ctx.region), ctx.exc,
+               self.floor, self.outer_floor, frozenset(self.active_loops),  # type: ignore[attr-defined]
+               frozenset(self.latch_tests), temps,
+               tuple((k, len(v)) for k, v in pending.items()), len(globals_), len(nonlocals))
+        known = cache.get(key)
+        if known is None:
+            return key, None
+        # The remembered nodes are kept apart from the ones handed out (a caller may mark them);
+        # the stack's own values stay shared.
+        return key, ([], copy_tree(known[1], stack), known[2])
+
+    def _arm_keep(self, key: Any, stack: List[Any], ctx: Ctx, result: WalkResult) -> WalkResult:
+        """Remember ``result`` under ``key`` when the walk made no statement and changed no
+        state (the key holds the state it started from); hand ``result`` back."""
+        if key is not None and not result[0] and result[1] is not None:
+            temps, pending, globals_, nonlocals = self.save_state()
+            if temps == key[10] and tuple((k, len(v)) for k, v in pending.items()) == key[11] \
+                    and len(globals_) == key[12] and len(nonlocals) == key[13]:
+                # (``stack`` and ``ctx`` are kept with the entry: the ids in the key stay theirs)
+                self._arm_cache[key] = (list(stack), copy_tree(result[1], stack), result[2], ctx)
+        return result
+
     def _try_holds_loop(self, header: Block, ctx: Ctx) -> bool:
         """``header`` heads a loop and starts a new ``try``/``with`` level whose region holds
         the loop's back edges: the statement encloses the loop (``try: while True: ...``).
@@ -489,12 +555,21 @@ class Structurer:
         loop = ctx.loop
         if loop is None:
             return None
-        # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target.
+        # A block that only jumps on (3.12+ puts ``continue`` in one) counts as its target; so
+        # does one that only holds NOPs and falls on: 3.10-3.13 start ``while True:`` with a NOP
+        # of its line, where an enclosing ``while c:`` also starts its body -- the inner loop's
+        # ``continue`` goes to that NOP (which may head the outer loop), not to the inner head.
         conts = loop.conts
-        while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
-                and block is not loop.header and block is not loop.cont and block is not loop.brk \
-                and block not in conts:
-            block = block.jump
+        for _ in range(16):
+            if block is loop.header or block is loop.cont or block is loop.brk or block in conts:
+                break
+            if len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None:
+                block = block.jump
+            elif block.jump is None and block.fallthrough is not None \
+                    and all(i.op == "NOP" for i in block.instrs):
+                block = block.fallthrough
+            else:
+                break
         if block is loop.brk or (loop.brk is not None and block in self.brk_copies.get(loop.brk, ())):
             return ast.Break()
         if block is loop.cont or block in conts:
@@ -690,6 +765,33 @@ class Structurer:
             block = block.jump
         return self._skip_trampoline(block)
 
+    def _past_cleanup_jump(self, arm: Block, chain: FrozenSet[Block]) -> Tuple[Block, FrozenSet[Block]]:
+        """Where ``arm`` leads, and the blocks passed, when the way there jumps over a chained
+        comparison's cleanup: 3.10+ end ``a < b < c or d`` with the last comparison jumping past
+        the ``POP_TOP`` the earlier ones go to when false, and both lead to ``d``'s test.  That
+        test is one more operand when every way into it is from ``chain``, by such a lone jump
+        or such a cleanup entered only from ``chain`` (else ``arm`` itself, nothing passed)."""
+        def lone_jump(b: Block) -> bool:
+            return len(b.instrs) == 1 and b.last.op == "JUMP" and b.jump is not None \
+                and b.jump is not b and bool(b.preds) and set(b.preds) <= chain
+
+        entry = arm.jump if lone_jump(arm) else arm
+        passed = set()
+        for p in entry.preds:
+            if p in chain:
+                continue
+            if lone_jump(p) and p.jump is entry:
+                passed.add(p)
+                continue
+            if not p.preds or not set(p.preds) <= chain or p.handler != entry.handler \
+                    or not any(i.op == "POP_TOP" for i in p.instrs) \
+                    or self._skip_trampoline(p) is not entry:
+                return arm, frozenset()
+            passed.add(p)
+        if not passed:
+            return arm, frozenset()
+        return entry, frozenset(passed)
+
     def _fold_condition(self, block: Block, stack: List[Any], through_jumps: bool = False
                         ) -> Tuple[ast.expr, Block, Block, List[Any], FrozenSet[Block]]:
         """``compound_condition``, also returning the blocks the condition spans.
@@ -712,12 +814,13 @@ class Structurer:
             grown = None
             for group in (False, True):
                 for kind, arm in ((ast.And, t), (ast.Or, f)):
+                    arm, passed = self._past_cleanup_jump(arm, chain)
                     if group:
-                        z = self._sub_condition(arm, chain, stack)
-                        operand = None if z is None else (z[:4], z[4])
+                        z = self._sub_condition(arm, chain | passed, stack)
+                        operand = None if z is None else (z[:4], z[4] | passed)
                     else:
-                        y = self._condition_only(arm, chain, stack)
-                        operand = None if y is None else (y, frozenset([arm]))
+                        y = self._condition_only(arm, chain | passed, stack)
+                        operand = None if y is None else (y, frozenset([arm]) | passed)
                     if operand is not None:
                         grown = self._grow(kind, cond, t, f, stack, operand[0], group,
                                            jskip if group else skip)
@@ -728,7 +831,48 @@ class Structurer:
                 if grown is not None:
                     break
             if grown is None:
-                return cond, t, f, stack, chain
+                chosen = self._grow_choice(cond, t, f, chain, stack, jskip)
+                if chosen is None:
+                    return cond, t, f, stack, chain
+                cond, t, f, stack, chain = chosen
+
+    def _grow_choice(self, cond: ast.expr, t: Block, f: Block, chain: FrozenSet[Block],
+                     stack: List[Any], skip: Callable[[Block], Block]
+                     ) -> Optional[Tuple[ast.expr, Block, Block, List[Any], FrozenSet[Block]]]:
+        """``cond`` choosing between two conditions that go to the same two places: a
+        conditional expression tested (``if (a if c else b) and x:`` jumps from ``c`` to the
+        test of ``a`` or of ``b``, each jumping on by its truth).  Read as branches instead,
+        the code after them was read once per arm, and once more per such operand after it:
+        2**n for n operands.  The condition, its targets, the stack after it and its blocks,
+        or None."""
+        if t is f:
+            return None
+        zt = self._sub_condition(t, chain, stack)
+        if zt is None:
+            return None
+        zf = self._sub_condition(f, chain | zt[4], stack)
+        if zf is None or zt[4] & zf[4]:
+            return None
+        et, tt, ft, st_t, bt = zt
+        ef, tf, ff, st_f, bf = zf
+        if len(st_t) != len(st_f) or any(x is not y for x, y in zip(st_t, st_f)):
+            return None
+        for negated, (f_true, f_false) in ((False, (tf, ff)), (True, (ff, tf))):
+            m_true = self._meet(f_true, tt, skip, st_t, st_f)
+            m_false = self._meet(f_false, ft, skip, st_t, st_f) if m_true is not None else None
+            if m_false is None:
+                continue
+            test, body, orelse = _laid_out(cond, _grouped(et), _grouped(negate(ef) if negated else ef), t, f)
+            blocks = chain | bt | bf
+            # (the arm laid out first jumps over the other to a target: that lone jump is part
+            # of the condition, for the operand after it, entered only from the condition)
+            for start, target in ((tt, m_true), (ft, m_false), (tf, m_true), (ff, m_false)):
+                while start is not target and len(start.instrs) == 1 and start.last.op == "JUMP" \
+                        and start.jump is not None and set(start.preds) <= blocks:
+                    blocks = blocks | {start}
+                    start = start.jump
+            return ast.IfExp(test, body, orelse), m_true, m_false, st_f, blocks
+        return None
 
     def _grow(self, kind: type, cond: ast.expr, t: Block, f: Block, stack: List[Any],
               operand: Tuple[ast.expr, Block, Block, List[Any]], group: bool,
@@ -851,8 +995,13 @@ class Structurer:
         base = len(stack)
 
         def arms(stack: List[Any]) -> Tuple[WalkResult, WalkResult]:
-            return (self.walk(t, list(stack), ctx, inner_stop),
-                    self.walk(f, list(stack), ctx, inner_stop))
+            read = []
+            for arm in (t, f):
+                entry = list(stack)
+                key, known = self._arm_known(arm, entry, ctx, inner_stop)
+                read.append(known if known is not None else
+                            self._arm_keep(key, entry, ctx, self.walk(arm, entry, ctx, inner_stop)))
+            return read[0], read[1]
 
         def conditional_expression(then: WalkResult, orelse: WalkResult) -> bool:
             return then[1] is not None and orelse[1] is not None and then[2] is orelse[2] \
@@ -897,7 +1046,10 @@ class Structurer:
         if conditional_expression((then_s, then_stack, then_end), (else_s, else_stack, else_end)):
             assert then_stack is not None and else_stack is not None
             then_v, else_v = self.value(then_stack[-1]), self.value(else_stack[-1])
-            stack = else_stack[:-1] + [ast.IfExp(*_laid_out(cond, then_v, else_v, t, f))]
+            test, body, orelse = _laid_out(cond, then_v, else_v, t, f)
+            chain = shared_tail_chain(test, body, orelse, boolop, negate) \
+                if not any(isinstance(n, M.Marker) for n in all_nodes(test)) else None
+            stack = else_stack[:-1] + [chain if chain is not None else ast.IfExp(test, body, orelse)]
             return stack, then_end
         if then_stack is None and else_stack is None and self.returns_const \
                 and _single_return(then_s) and _single_return(else_s) \
@@ -1149,7 +1301,8 @@ class Structurer:
     def build_value_branch(self, block: Block, stack: List[Any], ctx: Ctx, stop: FrozenSet[Block],
                            out: List[ast.stmt]) -> Optional[Tuple[List[Any], Optional[Block]]]:
         last = block.last
-        v = self.value(stack[-1])
+        raw = stack[-1]
+        v = self.value(raw)
         jump, fall = block.jump, block.fallthrough
         if jump is None or fall is None:
             raise StructureError("value jump out of the code")
@@ -1173,8 +1326,12 @@ class Structurer:
                 f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, stop | {jump})
         else:
             inner_stop = stop | {merge}
-            j_s, j_stack, j_end = self.walk(jump, stack, ctx, inner_stop)
-            f_s, f_stack, f_end = self.walk(fall, stack[:-1], ctx, inner_stop)
+            read = []
+            for arm, entry in ((jump, stack), (fall, stack[:-1])):
+                key, known = self._arm_known(arm, entry, ctx, inner_stop)
+                read.append(known if known is not None else
+                            self._arm_keep(key, entry, ctx, self.walk(arm, entry, ctx, inner_stop)))
+            (j_s, j_stack, j_end), (f_s, f_stack, f_end) = read
         if j_stack is None and f_stack is None:
             # Both arms leave through copies of one tail: ``return a and b``, and 3.12+'s
             # ``x = a < b < c; return x``.
@@ -1194,7 +1351,9 @@ class Structurer:
             raise StructureError("and/or whose operands contain statements")
         jv = j_stack[-1]
         rest = self.value(f_stack[-1])
-        if jv is v or same_expr(jv, v):
+        # (``raw``: the value as the stack holds it, where ``v`` also names it: ``(y := f())
+        # and y``, a store pending on the operand, makes ``v`` the walrus)
+        if jv is v or jv is raw or same_expr(jv, v):
             result = boolop(kind, v, rest)
         else:
             raise StructureError("and/or whose short-circuit path changes the value")
