@@ -1607,6 +1607,146 @@ def f(rows, k):
     return by_ratio, nested, list(map(lambda x: None if x[0] else x, rows))
 """, "f", [([(1, 2, 0), (2, 3, 4), (0, 5, 1)], True), ([(3, 1, 1), (0, 0, 0)], False),
            ([(1, 1, "a"), (2, 2, 0)], True)], ALL),
+    # 3.12 (http.cookies:_unquote): a rotated ``while 0 <= i < n:`` whose body holds an ``if``,
+    # then ``return len(res)``, copied after the guard and after the latch.  The two copies
+    # (``LOAD_GLOBAL`` pushing a NULL: five neutral instructions, four of the compiler's) were
+    # not seen as one exit; read as ``while True:``, the walk went on at the chain's cleanup
+    # ``POP_TOP`` with nothing to pop (IndexError in the structurer, fallback).
+    "rotated_chained_comparison_while_copied_call_return": (r"""
+def f(i, n, step):
+    res = []
+    while 0 <= i < n:
+        if step:
+            res.append(i)
+        i += 1 + abs(step)
+    return len(res)
+""", "f", [(0, 5, 0), (0, 5, 1), (-1, 5, 1), (3, 2, 1), (0, 9, -2)], ALL),
+    # 3.12/3.13 (code:InteractiveConsole.interact on 3.12): ``while 1:`` whose body is a ``try``
+    # holding a ``try`` whose clause breaks; the outer clause goes on at the loop's closing
+    # jump, which 3.12+ leaves out of the exception table (normalize gives it the try's
+    # handler).  The loop was taken for one the ``try`` encloses, and each reading of the
+    # ``try`` began the loop again (RecursionError in the structurer, fallback).
+    "while_try_in_try_inner_clause_breaks_outer_goes_on": (r"""
+def f(log, events, c):
+    while 1:
+        try:
+            try:
+                ev = events.pop()
+                if ev < 0:
+                    raise ValueError(ev)
+                log.append(10 // ev)
+            except LookupError:
+                break
+        except ZeroDivisionError:
+            log.append("zero")
+    if c is None:
+        log.append("none")
+    return log
+""", "f", [([], [], None), ([], [1, 0, 2], 1), ([], [5, 0, 0], None), ([], [1, -1, 2], None)],
+        ALL),
+    # 3.12 (shutil:_rmtree_safe_fd): a ``finally`` body ``if not c: A`` ending a loop body.
+    # 3.12 inverts the normal path's test so that it falls into the jump back: the copy reads
+    # ``if c: continue`` then ``A; continue`` (3.9, 3.13+: ``if not c: A else: continue`` where the
+    # walk stops at the loop's next iteration): "finally body not repeated on the normal path".
+    "if_not_ending_finally_ending_for_body": (r"""
+def f(log, xs, flags):
+    for x in xs:
+        try:
+            log.append(10 // x)
+        finally:
+            if not flags.get(x):
+                log.append(("fin", x))
+    return log
+""", "f", [([], [1, 2, 5], {}), ([], [1, 2, 5], {2: 1}), ([], [3, 0, 2], {3: 1})], ALL),
+    "if_not_ending_finally_in_try_else_ending_for_body": (r"""
+def f(log, xs, flags):
+    for x in xs:
+        try:
+            log.append(10 // x)
+        except ZeroDivisionError:
+            log.append("zero")
+        else:
+            try:
+                log.append(20 // (x - 1))
+            finally:
+                if not flags.get(x):
+                    log.append(("fin", x))
+    return log
+""", "f", [([], [2, 0, 5], {}), ([], [2, 0, 5], {2: 1}), ([], [3, 1, 2], {3: 1}),
+           ([], [2, 1, 3], {1: 1})], ALL),
+    # 3.10+ (code:InteractiveConsole.interact on 3.13-3.15): ``if a: A elif b: B`` ending a
+    # ``finally`` body; the handler reads ``if a: A; RERAISE`` then ``if b: B; RERAISE`` and
+    # RERAISE.  The last ``if``'s copy was factored out and the first left as an ``if`` of its
+    # own (``if a: A`` then ``if b: B``: not the normal path's ``if``/``elif``).
+    "if_elif_ending_finally": (r"""
+def f(log, n, m):
+    try:
+        log.append(10 // n)
+    finally:
+        if m is None:
+            log.append("none")
+        elif m != "":
+            log.append(m)
+    return log
+""", "f", [([], n, m) for n in (0, 2) for m in (None, "", "x")], ALL),
+    # 3.13+ (linecache:updatecache on 3.14/3.15): ``try/except/else`` in an ``except`` clause;
+    # the inner clause and the ``else`` clause each end in a copy of the outer clause's
+    # ``POP_EXCEPT`` and jump: the ``else`` clause was not seen to end in that copy when it has
+    # statements of its own ("except clauses continue differently from the try").
+    "try_except_else_in_except_clause": (r"""
+def f(log, a, b):
+    try:
+        log.append(10 // a)
+    except ZeroDivisionError:
+        try:
+            log.append(10 // b)
+        except (ZeroDivisionError, TypeError):
+            log.append("inner")
+        else:
+            log.append("else")
+    log.append("after")
+    return log
+""", "f", [([], a, b) for a in (0, 2) for b in (0, 5, None, "x")], ALL),
+    # 3.8-3.15 (multiprocessing.forkserver:main on 3.14/3.15): ``except E: continue`` in a
+    # ``with`` in a loop, then an ``if``/``else``: the clause leaves through the with's exit and
+    # the loop's ``continue``, and was taken for the statement's way on ("try-else does not
+    # rejoin").
+    "with_try_except_continue_then_if_else_in_loop": (QUIET + r"""
+def f(log, xs, suppress):
+    for x in xs:
+        with Quiet(log, suppress):
+            try:
+                log.append(10 // x)
+            except ZeroDivisionError:
+                continue
+            if x > 2:
+                log.append("big")
+            else:
+                log.append(x // (x - 1))
+    return log
+""", "f", [([], [1, 0, 3], True), ([], [3, 0, 2], False), ([], [5, 1, 0], True),
+           ([], [1, 0, 3], False)], ALL),
+    # 3.12/3.13 (multiprocessing.resource_sharer:_ResourceSharer._serve, pdb:main on 3.12):
+    # ``while 1: try: with ...`` whose clause goes on at the loop's closing jump (a lone jump
+    # normalize gives the try's handler): the loop was read inside the ``try`` ("loop body
+    # runs on out of its region"; the real functions: "a statement that goes on where it
+    # started").  Fixed with ``while_try_in_try_inner_clause_breaks_outer_goes_on``.  (With
+    # code after the loop, or on 3.8/3.9, the structured form is refused -- a suppressed
+    # exception ends the ``with`` into the code after the loop -- and the fallback is used:
+    # see bench/sweep_findings.md, fb12.)
+    "while_one_try_with_break_clause_goes_on": (QUIET + r"""
+def f(log, xs, suppress):
+    while 1:
+        try:
+            with Quiet(log, suppress):
+                x = xs.pop()
+                if x is None:
+                    break
+                log.append(10 // x)
+        except ZeroDivisionError:
+            log.append("zero")
+""", "f", [([], [None, 2, 0, 5], True), ([], [None, 2, 0, 5], False), ([], [None], False)],
+        ALL[2:]),
     # 3.10-3.13 drop the NOP of a ``while True:`` that starts a ``while c:`` body: the outer
     # loop's jump back and the inner loop's ``continue`` and closing jump share one head, and
     # the structurer went round the inner loop until RecursionError (networkx's

@@ -186,8 +186,10 @@ def _reaches(start: Block, target: Block, body: FrozenSet[Block]) -> bool:
 
 def _same_exit(a: Block, b: Block) -> bool:
     """Two copies of one ``return``/``raise`` tail: 3.11+ copies a short tail to each of the
-    loop's exits (after the guard and after the latch), so either copy is the loop's follow."""
-    if len(a.instrs) != len(b.instrs) or len(a.instrs) > 4 or a.succs or b.succs:
+    loop's exits (after the guard and after the latch), so either copy is the loop's follow.
+    The compiler copies tails of up to 4 instructions; counted as it counts them (3.11+
+    ``LOAD_GLOBAL`` pushing a NULL is one instruction, two here: ``return g(x)`` is copied)."""
+    if len(a.instrs) != len(b.instrs) or len({i.offset for i in a.instrs}) > 4 or a.succs or b.succs:
         return False
     if a.last.op not in TERMINAL or a.handler != b.handler:
         return False

@@ -759,6 +759,17 @@ class ProtectedBuilder:
             if not _starts_with(rest, final):
                 rest = _drop_jumps_before_same(rest)
             if not _starts_with(rest, final):
+                # (where the walk stopped at the loop's continue or break point, that jump ends
+                # ``rest`` too)
+                jump = self.loop_jump(rest_end, ctx) if rest_stack is not None \
+                    and rest_end is not None else None
+                tail = [] if jump is None else [jump]
+                for fix in (_drop_jumps_before_same, _unguard_jumps):
+                    fixed = fix(rest + tail)
+                    if _starts_with(fixed, final):
+                        rest = fixed[:len(fixed) - len(tail)]
+                        break
+            if not _starts_with(rest, final):
                 merged = _final_return_merged(rest, final)
                 if merged is None:
                     raise StructureError("finally body not repeated on the normal path")
@@ -803,6 +814,19 @@ class ProtectedBuilder:
             only, only_copies = self._try_follow(None, hblock)
             if only is not None and only not in targets:
                 after, copies = only, only_copies
+                if ctx.region is not None and (only.origin or only) not in ctx.region:
+                    # (unless the clauses leave the enclosing ``with``/``try`` by its exit
+                    # and a ``continue``/``break``: then the statement goes on where the
+                    # body's way on does, found below; multiprocessing.forkserver:main)
+                    saved = self.save_state()
+                    try:
+                        leaving = isinstance(self.private_exit(only, ctx, list(stack)), list)
+                    except StructureError:
+                        leaving = False
+                    finally:
+                        self.restore_state(saved)
+                    if leaving:
+                        after, copies = None, []
         if ctx.region is not None and exit_block is not None and after is not exit_block \
                 and (exit_block.origin or exit_block) not in ctx.region \
                 and self.private_exit(exit_block, ctx, list(body_stack or stack)) is False:
@@ -973,13 +997,17 @@ class ProtectedBuilder:
         if trailing is not None:
             # Clauses ran into a copy of the code after the try (CPython duplicates small exit
             # blocks); it runs after the clause ends, so it goes after the statement.
-            if orelse and [ast.dump(x) for x in orelse] == [ast.dump(x) for x in trailing] \
+            n = len(trailing)
+            if orelse and len(orelse) >= n and [ast.dump(x) for x in orelse[len(orelse) - n:]] \
+                    == [ast.dump(x) for x in trailing] \
                     and (else_stack is None or (hstack is not None and _same_stack(hstack, else_stack))):
                 # The body's normal exit runs its own copy of that code (3.10+ copies a short
                 # ending, such as an enclosing clause's ``POP_EXCEPT; return x`` or its
                 # ``POP_EXCEPT; JUMP``, into every path): both paths go on with the same code
-                # (and, when it falls through, both reach ``after``: checked above).
-                node.orelse = []
+                # (and, when it falls through, both reach ``after``: checked above), after
+                # the ``else`` clause's own statements if it has any (3.13+: ``try/except/else``
+                # in an ``except`` clause, linecache.updatecache).
+                node.orelse = orelse[:len(orelse) - n]
                 self.emit(out, node, stack)
                 out.extend(trailing)
                 if else_stack is None:
@@ -1801,7 +1829,13 @@ def _factor_terminal_tail(stmts: List[ast.stmt], arms_as_else: bool = True) -> L
         if dumps is None:
             dumps = [ast.dump(x) for x in stmts]
         if [ast.dump(x) for x in body[-n:]] == dumps[i + 1:]:
-            return stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
+            factored = stmts[:i] + [ast.If(first.test, body[:-n], [])] + tail
+            if isinstance(stmts[-1], Reraise) and arms_as_else and i > 0:
+                # (an ``if`` before it whose arm re-raises: ``if a: A elif b: B`` ending a
+                # ``finally`` body reads ``if a: A; RERAISE`` then ``if b: B; RERAISE``, the
+                # last ``if``'s RERAISE factored here)
+                return _reraising_arms_as_else(factored)
+            return factored
     if isinstance(stmts[-1], Reraise) and arms_as_else:
         # (no arm ends in a copy of what follows the ``if``: an ``else`` arm, then)
         return _reraising_arms_as_else(stmts)
@@ -1887,6 +1921,29 @@ def _drop_jumps_before_same(stmts: List[ast.stmt]) -> List[ast.stmt]:
             new.body, new.orelse = body or [ast.Pass()], orelse
             out[i] = new
     return out
+
+
+def _unguard_jumps(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """``if c: continue`` followed by statements ending in ``continue`` -> ``if not c:`` around
+    those statements, then ``continue`` (likewise ``break``, and ``return`` of a constant).
+
+    3.12+ inverts a test whose arm jumps to a loop's closing jump, so the normal-path copy of
+    a ``finally`` body ending a loop body (``if not c: A`` then the jump back) reads as a guard
+    jumping back, then ``A`` and its own jump back (shutil's ``_rmtree_safe_fd`` on 3.12)."""
+    from pellucid.decompiler.structure import negate
+    for i, st in enumerate(stmts[:-2]):
+        if not (isinstance(st, ast.If) and not st.orelse and len(st.body) == 1):
+            continue
+        jump = st.body[0]
+        if not isinstance(jump, (ast.Continue, ast.Break, ast.Return)) or isinstance(jump, ast.Return) \
+                and not (jump.value is None or isinstance(jump.value, ast.Constant)):
+            continue
+        if ast.dump(stmts[-1]) != ast.dump(jump):
+            continue
+        node = ast.If(negate(st.test), stmts[i + 1:-1], [])
+        ast.copy_location(node, st)
+        return stmts[:i] + [node, stmts[-1]]
+    return stmts
 
 
 def _final_return_merged(rest: List[ast.stmt], final: List[ast.stmt]) -> Optional[List[ast.stmt]]:

@@ -520,7 +520,13 @@ class Structurer:
         latches = [p for p in header.preds if self.cfg.dominates(header, p)]
         if not latches:
             return False
-        return all(level in self.handler_chain(p) for p in latches)  # type: ignore[attr-defined]
+        # A latch that only jumps has the handler of the code before it (3.12+ leaves such jumps
+        # out of the exception table; see bytecode.normalize): where it is also entered from
+        # outside the region -- the statement's clause going back to the loop, ``while 1:
+        # try: ... except E: pass`` -- the loop encloses the statement.
+        back = [q for p in latches for q in (p.preds if len(p.instrs) == 1 and p.last.op == "JUMP"
+                                            else [p])]
+        return all(level in self.handler_chain(p) for p in back)  # type: ignore[attr-defined]
 
     def _moved_on(self, start: Block, ctx: Ctx, stop: FrozenSet[Block],
                   result: Tuple[Optional[List[Any]], Optional[Block]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
