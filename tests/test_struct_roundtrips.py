@@ -1596,6 +1596,144 @@ def f(log, flags):
         if flags is not None:
             log.append(1 // len(flags))
 """, "f", [([], [0, 1, 0]), ([], []), ([], [1]), ([], [0])], ALL),
+    # ``except E: raise`` then ``except: if not c: raise`` (asyncore:close_all, 3.11+): the
+    # first clause's ``POP_TOP; RAISE`` (dropping the matched exception) was read as the
+    # chained-comparison cleanup before a copy of the second's ``RAISE``, and the two clauses
+    # as one ``if match or not c: raise`` no handler parse reads (fallback).
+    "except_reraise_then_bare_except_conditional_raise": (r"""
+def f(log, exc, ignore_all):
+    try:
+        log.append("try")
+        if exc is not None:
+            raise exc(len(log))
+    except KeyError:
+        raise
+    except:
+        if not ignore_all:
+            raise
+    return log
+""", "f", [([], None, False), ([], KeyError, True), ([], ValueError, True),
+           ([], ValueError, False)], ALL),
+    "loop_except_clauses_reraise_or_pass": (r"""
+def f(log, items, ignore_all):
+    for x in items:
+        try:
+            log.append(int(10 / x))
+        except ZeroDivisionError as e:
+            if type(x) is int and e.args:
+                pass
+            elif not ignore_all:
+                raise
+        except TypeError:
+            raise
+        except:
+            if not ignore_all:
+                raise
+    log.clear()
+    return log
+""", "f", [([], [1, 2], False), ([], [1, 0, 2], False), ([], [1, 0.0], False),
+           ([], [0.0, 2], True), ([], [1, "a"], True), ([], [1e-320, 2], True),
+           ([], [1e-320, 2], False)], ALL),
+    # A ``break`` after a call with an and/or argument in a nested ``for`` (3.11,
+    # enum:EnumType._find_data_type_): the call's block starts at ``PRECALL``, which the
+    # neutral list drops; its stack depth was read after ``PRECALL`` popped the arguments, so
+    # the iterator's ``POP_TOP`` was not found, the break's block was taken for the loop's
+    # follow and the walk ran into the enclosing loop's ``FOR_ITER`` (fallback).
+    "nested_for_break_after_call_with_or_argument": (r"""
+def f(rows, out, c):
+    seen = []
+    for chain in rows:
+        for base in chain:
+            if base is None:
+                break
+            if base > 1:
+                out.append(c or base)
+                break
+            seen.append(base)
+    return out, seen
+""", "f", [([[0, 1, 2, 3], [None, 5], [1, 0]], [], 0), ([[0, 4], []], [], 7),
+           ([], [], None)], ALL),
+    # A ``for`` ending an ``except`` clause whose body's test only returns or raises (3.12+,
+    # enum:Enum._add_value_alias_ on 3.13-3.15): its return path pops the iterator and the
+    # exception outside the clause's region, so the natural loop lists the test as an exit;
+    # read as the loop's follow, the normal exit became an ``else`` clause that never
+    # rejoined it (fallback).
+    "for_in_except_clause_test_only_returns": (r"""
+def f(log, value, items):
+    try:
+        log.append(10 // value)
+    except (TypeError, ZeroDivisionError):
+        for m in items:
+            if m == value:
+                if m is not None:
+                    log.append(("found", m))
+                return log
+    log.append("after")
+    return log
+""", "f", [([], 2, [0]), ([], 0, [1, 0, 2]), ([], 0, [1]), ([], None, [None]),
+           ([], "a", ["a"])], ALL),
+    # A clause's ``try/except/else`` whose ``else`` is an if-chain of ``break``s beside an
+    # ``else: raise E`` (inspect:Signature._bind, 3.11-3.15): each break's ``POP_EXCEPT``
+    # was left in its arm, the raise's arm having none to drop with them (fallback).
+    "clause_try_else_breaks_beside_raise": (r"""
+def f(log, args, params, kwargs):
+    args, params = iter(args), iter(params)
+    while True:
+        try:
+            a = next(args)
+        except StopIteration:
+            try:
+                p = next(params)
+            except StopIteration:
+                break
+            else:
+                if p == 1:
+                    break
+                elif p in kwargs:
+                    if p == 2:
+                        log.append(("pos-only", p))
+                        continue
+                    break
+                elif p == 3 or p is None:
+                    break
+                else:
+                    raise TypeError(p) from None
+        else:
+            log.append(a)
+            if a == 4:
+                break
+    if kwargs:
+        log.append("kwargs")
+    return log
+""", "f", [([], [0, 4, 5], [], ()), ([], [], [2, 2, 1], (2,)), ([], [], [2, 5], (2, 5)),
+           ([], [], [3], ()), ([], [7], [None], ()), ([], [], [6], ()), ([], [], [], ())], ALL),
+    # ``if (a(x) if c else b(x)): break`` in a ``for`` (_py_warnings:warn_explicit, 3.15; the
+    # shape fails on 3.8, 3.11-3.15): the first arm's test falls into a lone ``JUMP`` to the
+    # break's block (iterator pop, jump), which the natural loop leaves out, so that block was
+    # taken for the loop's follow and the normal exit for an ``else`` clause (fallback).
+    "for_break_on_conditional_expression_test": (QUIET + r"""
+def f(log, items, flag, suppress):
+    found = None
+    with Quiet(log, suppress):
+        for item in items:
+            if item and (item.startswith("a") if flag else item.endswith("z")):
+                found = item
+                break
+            log.append(1 // len(item))
+    return found, log
+""", "f", [([], ["", "b", "az", "x"], True, True), ([], ["x", "yz", "q"], False, True),
+           ([], ["b", "c"], True, False), ([], ["b", ""], False, True),
+           ([], [None], True, False)], ALL),
+    # ``lambda x: a if c else b`` (profiling.sampling.pstats_collector, 3.15): 3.14+ gives
+    # each arm its own return, and the lambda's body read as ``if c: return a`` then
+    # ``return b`` was no single expression (the enclosing function fell back).
+    "lambda_conditional_expression_body": (r"""
+def f(rows, k):
+    by_ratio = sorted(rows, key=lambda x: (x[1] / x[2]) if x[2] > 0 else 0)
+    nested = sorted(rows, key=lambda x: x[1] if x[2] else (x[0] if k and x else -x[0]))
+    return by_ratio, nested, list(map(lambda x: None if x[0] else x, rows))
+""", "f", [([(1, 2, 0), (2, 3, 4), (0, 5, 1)], True), ([(3, 1, 1), (0, 0, 0)], False),
+           ([(1, 1, "a"), (2, 2, 0)], True)], ALL),
     # 3.12 (http.cookies:_unquote): a rotated ``while 0 <= i < n:`` whose body holds an ``if``,
     # then ``return len(res)``, copied after the guard and after the latch.  The two copies
     # (``LOAD_GLOBAL`` pushing a NULL: five neutral instructions, four of the compiler's) were
@@ -1981,3 +2119,65 @@ def test_match_or_pattern_last_in_sequence_is_structured(case_id):
     new = types.FunctionType(checked.result.code, ns, func.__name__)
     for args in case["calls"]:
         assert _run(new, args) == _run(func, args), args
+
+
+# The last case before ``case _`` (or the match's end) has no ``COPY``: its pattern takes the
+# subject.  A value or literal pattern there starts with loads, which were read as ordinary
+# code -- ``case _: if subject == A.V:`` -- loading the subject again: for a global or a cell
+# not what the code does (dataclasses:make_dataclass 3.14/3.15, refused; the fallback was used).
+LAST_VALUE_CASES = {
+    "match_global_subject_last_value_case_then_default": (r"""
+class Fmt:
+    STRING, FORWARDREF, VALUE = 1, 2, 3
+
+FMT = None
+BLOCKED = False
+
+def f(log, value):
+    global FMT
+    FMT = value
+    match FMT:
+        case Fmt.STRING:
+            return "s"
+        case Fmt.FORWARDREF:
+            log.append("ref")
+            return "r"
+        case Fmt.VALUE:
+            if BLOCKED:
+                raise NotImplementedError
+            return "v"
+        case _:
+            log.append(value)
+            raise NotImplementedError(value)
+""", [([], 1), ([], 2), ([], 3), ([], 4), ([], None)]),
+    "match_cell_subject_last_literal_case_no_default": (r"""
+def f(log, value):
+    def get():
+        match value:
+            case 1:
+                log.append("one")
+            case "two":
+                log.append(2)
+        return log
+    return get()
+""", [([], 1), ([], "two"), ([], 3)]),
+}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are 3.10+")
+@pytest.mark.parametrize("case_id", sorted(LAST_VALUE_CASES))
+def test_match_last_value_case_is_a_case(case_id):
+    src, inputs = LAST_VALUE_CASES[case_id]
+    ns = {"__name__": "struct_case_" + case_id, "__builtins__": builtins}
+    exec(compile(src, "<%s>" % case_id, "exec", dont_inherit=True), ns)
+    func = ns["f"]
+    checked = checked_recompile(func.__code__, lambda: recompile_full(
+        func.__code__, None, func.__qualname__, write=False))
+    first = checked.attempts[0]
+    assert first.ok, "structured form not verified: %s" % first.reason
+    assert MARKER not in checked.result.source, checked.result.source
+    assert " == " not in checked.result.source, checked.result.source  # (patterns, not tests)
+    new = types.FunctionType(checked.result.code, dict(ns, **checked.result.bindings), "f")
+    for args in inputs:
+        expected = _run(func, args)
+        assert _run(new, args) == expected, args

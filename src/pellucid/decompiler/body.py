@@ -5,6 +5,7 @@ and owns what is per code object: the CFG, declared ``global``/``nonlocal`` name
 and the constant pool shared with nested code.
 """
 import ast
+import bisect
 import types
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
@@ -115,6 +116,26 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if depths is None:
             depths = self._depths = entry_depths(self.code)
         return depths
+
+    def block_depth(self, block: Block) -> Optional[int]:
+        """The stack depth ``block`` is entered with (None when unknown).
+
+        Taken before the raw instructions the neutral list dropped ahead of its first one: a
+        3.11 ``CALL`` that an and/or argument's jump reaches is entered at its ``PRECALL``,
+        which has already popped the arguments by ``entry_depths``' count."""
+        depths = self._entry_depths()
+        first = block.instrs[0]
+        k = first.index
+        if k <= 0 or k > len(self.instrs) or self.instrs[k] is not first:
+            return depths.get(first.offset)
+        before = self.instrs[k - 1].offset
+        offsets = self.__dict__.get("_depth_offsets")
+        if offsets is None:
+            offsets = self._depth_offsets = sorted(depths)
+        j = bisect.bisect_right(offsets, before)
+        if j < len(offsets) and offsets[j] <= first.offset:
+            return depths[offsets[j]]
+        return depths.get(first.offset)
 
     def statements(self) -> List[ast.stmt]:
         entry = self.cfg.blocks[0]

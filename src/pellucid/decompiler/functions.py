@@ -232,9 +232,9 @@ class FunctionBuilder:
         # which is the whole of ``lambda: None``, and take a leading constant for a docstring)
         from pellucid.decompiler.fallback import body_or_fallback
         body, _ = body_or_fallback(code, self.consts)
-        if len(body) != 1 or not isinstance(body[0], ast.Return):
+        value = _one_expression(body)
+        if value is None:
             raise StructureError("lambda body is not a single expression")
-        value = body[0].value if body[0].value is not None else ast.Constant(None)
         node = ast.Lambda(build_arguments(code, stub.defaults, stub.kwdefaults, {}), value)
         return at_first_line(node, code)
 
@@ -353,6 +353,22 @@ class FunctionBuilder:
             return True
         class_name = self.class_name  # type: ignore[attr-defined]
         return class_name is not None and defined != private_name(class_name, defined) == stored
+
+
+def _one_expression(body: List[ast.stmt]) -> Optional[ast.expr]:
+    """The expression a lambda body returns: one ``return``, or ``if c: return a`` before
+    ``return b`` -- 3.14+ gives each arm of ``lambda x: a if c else b`` its own return -- read
+    back as ``a if c else b`` (the same code); ``None`` for any other body."""
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        return body[0].value if body[0].value is not None else ast.Constant(None)
+    if not body or not isinstance(body[0], ast.If) or (body[0].orelse and len(body) > 1):
+        return None
+    first = body[0]
+    then = _one_expression(first.body)
+    orelse = _one_expression(list(first.orelse) if first.orelse else body[1:])
+    if then is None or orelse is None:
+        return None
+    return ast.IfExp(first.test, then, orelse)
 
 
 def _returns_none(stmt: ast.stmt) -> bool:

@@ -134,6 +134,12 @@ def _leaving_blocks(block: Block, body: FrozenSet[Block], limit: int = 64,
     return seen
 
 
+def _lone_jump(block: Block) -> bool:
+    """``block`` is one ``JUMP`` and nothing else."""
+    return len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None \
+        and block.jump is not block
+
+
 def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
     """Every path from ``block`` returns or raises without coming back to ``body``."""
     return _leaving_blocks(block, body) is not None
@@ -354,10 +360,7 @@ class LoopBuilder:
         header = getattr(self, "_for_header", None)
         if header is None:
             return 0
-        depths = getattr(self, "_depths", None)
-        if depths is None:
-            depths = self._depths = entry_depths(self.code)  # type: ignore[attr-defined]
-        here, there = depths.get(block.instrs[0].offset), depths.get(header.instrs[0].offset)
+        here, there = self.block_depth(block), self.block_depth(header)  # type: ignore[attr-defined]
         if here is None or there is None or here <= there:
             return 0
         return here - there
@@ -397,8 +400,16 @@ class LoopBuilder:
         ``x = 1; POP_TOP (the iterator); JUMP follow`` (≤3.9, 3.11).  That block is an exit of
         the natural loop, but the follow is its jump target, and ``x = 1`` belongs in the
         body.  ``None`` when the block is no such path.
+
+        The body may reach that block through a jump of its own (``if (a() if c else b()):
+        break``: the first arm's test falls into a ``JUMP`` to the break's block, which the
+        natural loop leaves out): that jump is the same ``break``.
         """
-        if any(p not in body for p in exit_block.preds) or exit_block.last.op != "JUMP":
+        if _lone_jump(exit_block) and exit_block.jump not in body \
+                and all(p in body for p in exit_block.preds):
+            exit_block = exit_block.jump  # type: ignore[assignment]
+        if any(p not in body and not (_lone_jump(p) and all(q in body for q in p.preds))
+               for p in exit_block.preds) or exit_block.last.op != "JUMP":
             return None
         target = exit_block.jump
         if target is None or target in body or target is exit_block:
@@ -955,6 +966,27 @@ class LoopBuilder:
                 # (the clause's code and the copied code share a block: cut it there)
                 follow = partial_block(past[0], past[1]) if past[1] else past[0]
                 else_cut = (past[0], past[1]) if past[1] else None
+        if follow is not None and normal is not None and follow is not normal and not cuts \
+                and else_cut is None and only_inner is None and follow.last.op in POP_JUMPS \
+                and all(p in body for p in follow.preds) and _only_leaves(follow, body) \
+                and not _reaches(normal, follow, body):
+            # No ``break``: a test in the body whose every way returns or raises (``if m: if
+            # c: g(); return`` in a loop ending an ``except`` clause, 3.12+: the return pops
+            # the iterator and the exception, outside the clause's region); read as the
+            # loop's follow, the normal exit was an ``else`` clause that never rejoined it
+            # (enum:Enum._add_value_alias_).  Written inline when the body can hold it.
+            saved, written = self.save_state(), len(out)  # type: ignore[attr-defined]
+            try:
+                return self._for_from(header, body, stack, ctx, stop, out, it, normal, normal, {}, None)
+            except StructureError:
+                self.restore_state(saved)  # type: ignore[attr-defined]
+                del out[written:]
+        return self._for_from(header, body, stack, ctx, stop, out, it, normal, follow, cuts, else_cut)
+
+    def _for_from(self, header: Block, body: FrozenSet[Block], stack: List[Any], ctx: Ctx,
+                  stop: FrozenSet[Block], out: List[ast.stmt], it: Any, normal: Optional[Block],
+                  follow: Optional[Block], cuts: Dict[Block, int],
+                  else_cut: Optional[Tuple[Block, int]]) -> Tuple[Optional[List[Any]], Optional[Block]]:
         after_stack = stack[:-1]
         self.active_loops.add(header)
         for b, k in cuts.items():

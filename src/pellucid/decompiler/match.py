@@ -134,6 +134,16 @@ class MatchBuilder:
         copy_mode = ins.op == "COPY" and ins.arg == 1
         if copy_mode and not self._may_start_case(block, k):
             return False  # (what both decodings below would conclude; Dynamo copies values a lot)
+        # Where an earlier case fails with the subject still on the stack, the next case
+        # starts: the last one before ``case _`` (or the end) has no ``COPY`` and may be a
+        # value pattern, whose loads look like ordinary code (``case A.V:``).
+        last_value = k == 0 and not copy_mode and id(stack[-1]) in self.__dict__.get("_next_case_subjects", ())
+        if last_value:
+            try:
+                decoded = self._decode(block, k, False, last_value=True)
+            except _NotMatch:
+                return False
+            return self._build_match(block, decoded, False, stack, ctx, stop, out)
         if not copy_mode and ins.op not in ("MATCH_SEQUENCE", "MATCH_MAPPING"):
             j = k
             while j < len(block.instrs) and block.instrs[j].op in (
@@ -155,6 +165,11 @@ class MatchBuilder:
                 if isinstance(e, StructureError):
                     raise e
                 return False
+        return self._build_match(block, decoded, copy_mode, stack, ctx, stop, out)
+
+    def _build_match(self, block: Block, decoded: Any, copy_mode: bool, stack: List[Any], ctx: Any,
+                     stop: Any, out: List[ast.stmt]) -> Optional[Tuple[Optional[List[Any]], Optional[Block]]]:
+        """The ``match`` statement from a decoded first case (what ``run_block`` returns)."""
         root, done_block, done_idx, fail = decoded
         subj = stack[-1]
         base = stack[:-1]
@@ -204,7 +219,15 @@ class MatchBuilder:
         inner_stop = stop | {merge} if merge is not None else stop
         then_s, then_stack, then_end = self.walk(body, list(base), ctx, inner_stop)
         else_stack0 = list(base) + ([subj] if copy_mode else [])
-        else_s, else_stack, else_end = self.walk(fail_block, else_stack0, ctx, inner_stop)
+        subjects = self.__dict__.setdefault("_next_case_subjects", set())
+        fresh = copy_mode and id(subj) not in subjects
+        if fresh:
+            subjects.add(id(subj))
+        try:
+            else_s, else_stack, else_end = self.walk(fail_block, else_stack0, ctx, inner_stop)
+        finally:
+            if fresh:
+                subjects.discard(id(subj))
         cases = [ast.match_case(pattern, guard, then_s or [ast.Pass()])]
         else_s = [s for s in else_s if not (isinstance(s, ast.Expr) and s.value is subj)]
         tmp = None
@@ -303,7 +326,8 @@ class MatchBuilder:
         return flags[k]
 
     # -- the pattern machine ---------------------------------------------------------------------
-    def _decode(self, block: Block, idx: int, copy_mode: bool, alt: bool = False):  # noqa: C901
+    def _decode(self, block: Block, idx: int, copy_mode: bool, alt: bool = False,  # noqa: C901
+                last_value: bool = False):
         root = _Slot()
         st: List[_Sym] = [_SUBJ, _Sym("slot", root)] if copy_mode else [_Sym("slot", root)]
         seen_match = alt
@@ -357,6 +381,8 @@ class MatchBuilder:
                 if done and copy_mode and root.value is not None and fail is not None \
                         and idx < len(block.instrs) and block.instrs[idx].op == "POP_TOP":
                     return root, block, idx, fail  # a literal/value case: ``COPY 1; ==; POP_TOP``
+                if done and last_value and root.value is not None and fail is not None:
+                    return root, block, idx, fail  # the last case's value test took the subject
                 if done:
                     raise _NotMatch()
                 if idx >= len(block.instrs):
@@ -573,7 +599,8 @@ class MatchBuilder:
                     if op == "POP_JUMP_IF_NONE" and v.kind not in ("keysres", "classres"):
                         no("jump on a non-result")
                     if not seen_match and v.kind == "test" and not (
-                            copy_mode and len(st) == 1 and root.value is not None):
+                            copy_mode and len(st) == 1 and root.value is not None) and not (
+                            last_value and not st and root.value is not None):
                         raise _NotMatch()
                     add_fail(block.jump)
                     block, idx = block.fallthrough, 0

@@ -2279,6 +2279,10 @@ def _arms_unwinding(stmts: List[ast.stmt]) -> Optional[int]:
     if not stmts:
         return None
     last = stmts[-1]
+    if isinstance(last, ast.Raise):
+        # (a path that raises never reaches the jump after the ``if``: nothing to drop;
+        # inspect:Signature._bind 3.13, ``elif ...: break`` beside ``else: raise E``)
+        return len(stmts)
     if isinstance(last, ast.If):
         return -1 if _arms_unwinding(last.body) is not None \
             and _arms_unwinding(last.orelse) is not None else None

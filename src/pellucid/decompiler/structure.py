@@ -626,7 +626,8 @@ class Structurer:
             has_class = any(i.op == "MATCH_CLASS" for i in self.instrs)  # type: ignore[attr-defined]
             case_start = self._case_start = _CASE_START if has_class else _CASE_START_NO_CLASS
         for k, ins in enumerate(block.instrs[:-1]):
-            if ins.op in case_start:
+            if ins.op in case_start or (k == 0 and stack and id(stack[-1]) in self.__dict__.get(
+                    "_next_case_subjects", ())):  # (a match's next case: see try_match)
                 m = self.try_match(block, k, stack, ctx, stop, out)  # type: ignore[attr-defined]
                 if m is not False:
                     return m
@@ -725,7 +726,10 @@ class Structurer:
         a, b = skip(new), skip(old)
         if a is b:
             return new if new is old else b
-        if len(before) == len(after) + 1 and _drops_into_copy(b, a):
+        if len(before) == len(after) + 1 and not isinstance(before[-1], (M.Exc, M.ExcPart)) \
+                and _drops_into_copy(b, a):
+            # (not the handled exception an ``except`` clause drops once its test matched:
+            # ``except E: raise`` then ``except: if not c: raise`` are two clauses)
             return a
         if b is not old and not a.succs and not b.succs and same_code(a, b):
             return a  # two copies of one exit, one after the chain's cleanup (a 3.12+ latch)
