@@ -133,9 +133,18 @@ class BodyDecompiler(MatchBuilder, AsyncLoopBuilder, ExceptStarBuilder, Function
         if offsets is None:
             offsets = self._depth_offsets = sorted(depths)
         j = bisect.bisect_right(offsets, before)
-        if j < len(offsets) and offsets[j] <= first.offset:
+        if j < len(offsets) and offsets[j] < first.offset and self._raw_op(offsets[j]) == "PRECALL":
             return depths[offsets[j]]
+        # (other dropped instructions are no way in: 3.12's END_FOR, reached from the loop's
+        # head only, ahead of a block a ``break`` jumps to)
         return depths.get(first.offset)
+
+    def _raw_op(self, offset: int) -> Optional[str]:
+        ops = self.__dict__.get("_raw_ops")
+        if ops is None:
+            import dis
+            ops = self._raw_ops = {i.offset: i.opname for i in dis.get_instructions(self.code)}
+        return ops.get(offset)
 
     def statements(self) -> List[ast.stmt]:
         entry = self.cfg.blocks[0]

@@ -140,6 +140,12 @@ def _lone_jump(block: Block) -> bool:
         and block.jump is not block
 
 
+
+def _pops_exception(block: Block, body: FrozenSet[Block]) -> bool:
+    """Code from ``block`` that only leaves unwinds an ``except`` clause on the way."""
+    region = _leaving_blocks(block, body)
+    return bool(region) and any(i.op == "POP_EXCEPT" for b in region for i in b.instrs)
+
 def _only_leaves(block: Block, body: FrozenSet[Block]) -> bool:
     """Every path from ``block`` returns or raises without coming back to ``body``."""
     return _leaving_blocks(block, body) is not None
@@ -281,7 +287,7 @@ class LoopBuilder:
 
     def _returns_with_iterator(self, block: Block, header: Block, body: FrozenSet[Block]) -> bool:
         """Every path from ``block`` returns or raises with the ``for`` iterator still on the
-        stack (each block it reaches starts at least as deep as the loop's head): a ``return``
+        stack (no instruction on the way starts less deep than the loop's head): a ``return``
         in the body that two arms share (``if a: pass`` / ``elif b: continue`` then ``return
         k``; 3.8-3.11 and 3.15 jump to it).  A ``break`` pops the iterator before it goes on,
         so the code after the loop, even code that only returns, starts less deep."""
@@ -291,9 +297,10 @@ class LoopBuilder:
         if there is None or not region:
             return False
         for b in region:
-            here = depths.get(b.instrs[0].offset)
-            if here is None or here < there:
-                return False
+            for ins in b.instrs:
+                here = depths.get(ins.offset)
+                if here is None or here < there:
+                    return False  # (the iterator popped here: a ``break`` and code after it)
         return True
 
     def _deeper_than(self, block: Block, header: Block) -> bool:
@@ -969,12 +976,14 @@ class LoopBuilder:
         if follow is not None and normal is not None and follow is not normal and not cuts \
                 and else_cut is None and only_inner is None and follow.last.op in POP_JUMPS \
                 and all(p in body for p in follow.preds) and _only_leaves(follow, body) \
-                and not _reaches(normal, follow, body):
+                and not _reaches(normal, follow, body) and _pops_exception(follow, body):
             # No ``break``: a test in the body whose every way returns or raises (``if m: if
             # c: g(); return`` in a loop ending an ``except`` clause, 3.12+: the return pops
             # the iterator and the exception, outside the clause's region); read as the
             # loop's follow, the normal exit was an ``else`` clause that never rejoined it
-            # (enum:Enum._add_value_alias_).  Written inline when the body can hold it.
+            # (enum:Enum._add_value_alias_).  Written inline when the body can hold it.  (Only
+            # where it leaves the clause: elsewhere the code after a ``for``-``else``'s
+            # ``break`` may be such a test, and reads as the source was written.)
             saved, written = self.save_state(), len(out)  # type: ignore[attr-defined]
             try:
                 return self._for_from(header, body, stack, ctx, stop, out, it, normal, normal, {}, None)
