@@ -1961,6 +1961,31 @@ def f(cache, edge, fail):
 """, "f", [({(False, 1): "g"}, {1}, "x"), ({(frozenset({1, 2}), 2): "x"}, frozenset({1}), "x"),
           ({(frozenset({1}), 3): "g", (True, 4): "h"}, frozenset({1, 2}), "x"), ({}, True, "x"),
           ({(frozenset({3}), 5): "x", (False, 6): "y"}, frozenset({1}), "x")], ALL),
+    # A walrus inside the second chained comparison of an ``or`` (networkx's non_randomness):
+    # read through the first chain's cleanup jump as one operand, the shared middle operand
+    # was used conditionally (fallback on 3.10-3.15 after the chained-comparison fold; the
+    # nested tests are kept there).  The ``while`` form falls back on 3.10-3.13 (left).
+    "if_not_chain_or_not_chain_with_walrus": (r"""
+def f(k, n, m):
+    if not 1 <= k < n or not 0 < (p := (2 * k * m) / (n * (n - k))) < 1:
+        raise ValueError(k)
+    return p
+""", "f", [(1, 4, 1), (2, 4, 1), (0, 4, 1), (3, 4, 0), (5, 4, 1), (1, 3, 0.5)], ALL),
+    "if_chain_or_chain_with_walrus": (r"""
+def f(k, n, m):
+    if 1 <= k < n or 0 < (p := m * k) < 1:
+        return 1, k
+    return p
+""", "f", [(1, 4, 1), (0, 4, 1), (-1, 4, -0.5), (5, 4, 0.1), (6, 4, 0)], ALL),
+    "while_chain_or_chain_with_walrus": (r"""
+def f(k, n, m):
+    while 1 <= k < n or 0 < (p := m * k) < 1:
+        k += 1
+        if k > 5:
+            return p
+    return k
+""", "f", [(1, 4, 0.1), (0, 4, 1), (-1, 4, -0.5), (5, 4, 0.1), (6, 4, 0)],
+       ("3.8", "3.9", "3.14", "3.15")),
     "while_true_body_starts_with_while_true": (r"""
 def f(n, stop):
     out = []

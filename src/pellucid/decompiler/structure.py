@@ -273,6 +273,14 @@ def _reaches_within_iteration(start: Block, goal: Block, header: Block) -> bool:
     return False
 
 
+
+def _shares_conditionally(cond: ast.expr, stack: List[Any]) -> bool:
+    """``cond`` evaluates a copied value (a walrus in a chained comparison) whose other use it
+    may skip: no statement can give that value a name first."""
+    probe = ast.Expr(cond)
+    found = sharing.first_shared(probe, stack, all_nodes(probe))
+    return found is not None and found[1]
+
 def past_lone_jumps(block: Block) -> Block:
     """Where ``block`` leads when it (and the blocks after it) only jump."""
     for _ in range(8):
@@ -839,6 +847,12 @@ class Structurer:
             for group in (False, True):
                 for kind, arm in ((ast.And, t), (ast.Or, f)):
                     arm, passed = self._past_cleanup_jump(arm, chain)
+                    if passed and not group:
+                        # (past a chained comparison's cleanup the operand is read whole, as a
+                        # group: ``not a < b < c or not 0 < (p := x) < 1`` -- one block at a
+                        # time it is ``not 0 < (p := x) or not ...``, whose shared middle
+                        # operand is then used conditionally)
+                        continue
                     if group:
                         z = self._sub_condition(arm, chain | passed, stack)
                         operand = None if z is None else (z[:4], z[4] | passed)
@@ -848,6 +862,8 @@ class Structurer:
                     if operand is not None:
                         grown = self._grow(kind, cond, t, f, stack, operand[0], group,
                                            jskip if group else skip)
+                        if grown is not None and passed and _shares_conditionally(grown[0], grown[3]):
+                            grown = None  # (read as nested tests instead, as before this layout)
                         if grown is not None:
                             cond, t, f, stack = grown
                             chain = chain | operand[1]
