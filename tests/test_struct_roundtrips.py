@@ -1986,6 +1986,22 @@ def f(k, n, m):
     return k
 """, "f", [(1, 4, 0.1), (0, 4, 1), (-1, 4, -0.5), (5, 4, 0.1), (6, 4, 0)],
        ("3.8", "3.9", "3.14", "3.15")),
+    # An and/or value that is one argument of a call spread over lines (webbrowser's
+    # UnixBrowser._invoke, 3.10/3.11): read once as ``a and b or c`` (andor), the ``or`` took
+    # the position of the next argument's line, so 3.11's optimiser did not thread the ``and``
+    # jump into it and bool(a) ran twice when false -- refused, fallback.
+    "and_or_value_argument_of_multiline_call": (r"""
+def f(log, background, redirect, remote):
+    if remote or background:
+        inout = remote
+    else:
+        inout = None
+    p = log.append(dict(
+        a=1, stdin=inout,
+        stdout=(redirect and inout or None),
+        stderr=inout, z=True))
+    return p, log
+""", "f", [([], 0, 1, 0), ([], 1, 1, 0), ([], 1, 0, 5), ([], 0, 1, 3), ([], 0, [], 3)], ALL),
     "while_true_body_starts_with_while_true": (r"""
 def f(n, stop):
     out = []

@@ -95,8 +95,21 @@ def shared_tail_chain(test: ast.expr, body: ast.expr, orelse: ast.expr, boolop: 
         out = _paren(first, kind)
         for r in rest:
             out = boolop(kind, out, r)
+        _untagged(out)
         return out
     return None
+
+
+def _untagged(e: ast.expr) -> None:
+    """Leave the and/or nodes made here without a source position of their own (the stack
+    machine would tag them with the instruction that runs next, where the arms meet -- on
+    another line when the value is a multi-line call's argument); untagged, each spans its
+    operands when recompiled (``source_lines``), as in the original, so 3.11's optimiser
+    threads its jumps the same way (bool() of an operand runs once: webbrowser's
+    UnixBrowser._invoke)."""
+    for node in ast.walk(e):
+        if isinstance(node, ast.BoolOp) and "_pos" not in node.__dict__:
+            node._pos = None  # type: ignore[attr-defined]
 
 
 def _paren(e: ast.expr, outer: type) -> ast.expr:
