@@ -185,6 +185,10 @@ class CFG:
     def loop_body(self, header: Block) -> Set[Block]:
         """Blocks of the natural loop(s) headed by ``header`` (empty if it heads none)."""
         latches = [p for p in header.preds if self.dominates(header, p)]
+        return self.natural_loop(header, latches) if latches else set()
+
+    def natural_loop(self, header: Block, latches: List[Block]) -> Set[Block]:
+        """``header`` and the blocks that reach one of ``latches`` without passing it."""
         body: Set[Block] = {header}
         work = list(latches)
         while work:
@@ -193,7 +197,7 @@ class CFG:
                 continue
             body.add(b)
             work.extend(self.all_preds(b))
-        return body if latches else set()
+        return body
 
     def is_loop_header(self, b: Block) -> bool:
         return any(self.dominates(b, p) for p in b.preds)

@@ -1363,16 +1363,9 @@ class LoopBuilder:
         others = [p for p in header.preds if p in body and p not in outer]
         if not outer or not others:
             return frozenset()
-        inner: Set[Block] = {header}
-        work = list(others)
-        while work:
-            b = work.pop()
-            if b in inner:
-                continue
-            if b in seen and b is not header or b not in body:
-                return frozenset()  # (the re-test reaches it: not a loop of its own)
-            inner.add(b)
-            work.extend(self.cfg.all_preds(b))
+        inner = self.cfg.natural_loop(header, others)
+        if not inner <= body or inner & seen - {header}:
+            return frozenset()  # (the re-test reaches it: not a loop of its own)
         return frozenset(inner)
 
     def _inner_loop_first(self, header: Block, inner: FrozenSet[Block], stack: List[Any],
